@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Installs everything the project needs on a fresh Debian 12 machine, as root, and builds and
+# installs the project. Idempotent: a second run only rebuilds what changed.
+#
+#   scripts/setup.sh            packages + CRIU + build + install
+#   scripts/setup.sh --deps     packages + CRIU only
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CRIU_PREFIX=${CEDANA_CRIU_PREFIX:-/opt/cedana/criu}
+CRIU_VERSION=4.1.1
+BUILD_DIR=${CEDANA_BUILD_DIR:-$ROOT/build}
+export DEBIAN_FRONTEND=noninteractive
+
+log() { printf '\033[1msetup:\033[0m %s\n' "$*" >&2; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "run as root (it installs packages and system files)"
+[ -r /etc/debian_version ] || die "this script supports Debian 12 (bookworm); /etc/debian_version not found"
+
+PACKAGES=(
+  # toolchain and libraries of the project
+  build-essential cmake ninja-build pkg-config git ca-certificates
+  libprotobuf-dev protobuf-compiler nlohmann-json3-dev libcli11-dev
+  zlib1g-dev libzstd-dev liblz4-dev libdeflate-dev libssl-dev libcurl4-openssl-dev
+  libgtest-dev libgmock-dev libfmt-dev
+  # tools the tests use
+  gzip zstd lz4 procps psmisc util-linux python3 xz-utils
+  # CRIU build dependencies (PLATFORM.md)
+  libbsd-dev libcap-dev libgnutls28-dev libnet1-dev libnftables-dev libnl-3-dev
+  libprotobuf-c-dev protobuf-c-compiler uuid-dev python3-protobuf pkgconf
+  libaio-dev asciidoc-base xmlto
+  # SLURM and munge for the local cluster
+  slurm-wlm slurmctld slurmd slurm-client munge libslurm-dev libpmi2-0-dev
+)
+
+install_packages() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then log "debian packages: all present"; return; fi
+  log "debian packages: installing ${missing[*]}"
+  apt-get update -qq
+  # slurm/munge packages start their services on install; we run our own instances.
+  printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d; chmod 755 /usr/sbin/policy-rc.d
+  trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  rm -f /usr/sbin/policy-rc.d; trap - EXIT
+}
+
+criu_ok() { # $1 = criu binary; true when it is >= 4.0 and `criu check` passes
+  local bin=$1 ver
+  [ -x "$bin" ] || return 1
+  ver=$("$bin" --version 2>/dev/null | sed -n 's/^Version: *\([0-9]*\)\..*/\1/p')
+  [ -n "$ver" ] && [ "$ver" -ge 4 ] || return 1
+  "$bin" check >/dev/null 2>&1
+}
+
+# Debian bookworm's criu 3.17 fails on 6.x kernels. Build trixie's criu source (source only:
+# no trixie binary package is ever installed) under a prefix this project owns.
+build_criu() {
+  local src=/var/cache/cedana/criu-src tmp_list=/etc/apt/sources.list.d/cedana-criu-src.sources
+  local uri
+  uri=$(sed -n 's/^URIs: *//p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -n1)
+  [ -n "$uri" ] || uri=$(awk '/^deb /{print $2; exit}' /etc/apt/sources.list 2>/dev/null)
+  [ -n "$uri" ] || die "cannot find the Debian archive address in /etc/apt/sources.list.d/debian.sources"
+  mkdir -p "$src"
+  if ! ls "$src"/criu_${CRIU_VERSION}.orig.tar.* >/dev/null 2>&1; then
+    log "criu: fetching the ${CRIU_VERSION} source from Debian (temporary deb-src entry)"
+    cat >"$tmp_list" <<SRC
+Types: deb-src
+URIs: $uri
+Suites: trixie
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+    # Always remove the trixie entry again, whatever happens.
+    trap 'rm -f "$tmp_list"; apt-get update -qq || true' RETURN
+    apt-get update -qq
+    (cd "$src" && apt-get source --download-only "criu=${CRIU_VERSION}-1" >/dev/null 2>&1 || true)
+    rm -f "$tmp_list"; trap - RETURN
+    apt-get update -qq
+    ls "$src"/criu_${CRIU_VERSION}.orig.tar.* >/dev/null 2>&1 || die "could not fetch criu ${CRIU_VERSION} source"
+  fi
+  log "criu: building ${CRIU_VERSION} (about a minute)"
+  if [ ! -x "$src/build/criu/criu" ]; then
+    rm -rf "$src/build" && mkdir -p "$src/build"
+    tar -xf "$src"/criu_${CRIU_VERSION}.orig.tar.* -C "$src/build" --strip-components=1
+    make -s -C "$src/build" -j"$(nproc)" criu >"$src/build.log" 2>&1 \
+      || { tail -30 "$src/build.log"; die "criu build failed (log: $src/build.log)"; }
+  fi
+  # Only the binary and the RPC schema: we speak CRIU's RPC ourselves (no libcriu, no pycriu).
+  make -s -C "$src/build" PREFIX="$CRIU_PREFIX" install-criu >>"$src/build.log" 2>&1 \
+    || { tail -30 "$src/build.log"; die "criu install failed (log: $src/build.log)"; }
+  mkdir -p "$CRIU_PREFIX/include/criu"
+  cp "$src/build/images/rpc.proto" "$CRIU_PREFIX/include/criu/rpc.proto"
+}
+
+install_criu() {
+  if criu_ok "$CRIU_PREFIX/sbin/criu"; then
+    log "criu: $("$CRIU_PREFIX/sbin/criu" --version | head -n1) under $CRIU_PREFIX"
+  elif criu_ok "$(command -v criu || true)" && [ -f /usr/include/criu/rpc.proto ]; then
+    log "criu: using the distribution's $(criu --version | head -n1)"
+    return
+  else
+    build_criu
+    criu_ok "$CRIU_PREFIX/sbin/criu" || { "$CRIU_PREFIX/sbin/criu" check || true; die "criu ${CRIU_VERSION} was built but 'criu check' fails"; }
+  fi
+  ln -sf "$CRIU_PREFIX/sbin/criu" /usr/local/bin/criu
+}
+
+build_project() {
+  log "build: configuring and building in $BUILD_DIR"
+  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$BUILD_DIR" -j"$(nproc)"
+  log "install: cedana binaries to /usr/local/bin"
+  cmake --install "$BUILD_DIR" --prefix /usr/local >/dev/null
+}
+
+install_packages
+install_criu
+[ "${1:-}" = --deps ] && exit 0
+build_project
+log "done: $(command -v cedana) ($(cedana version 2>/dev/null | head -n1))"

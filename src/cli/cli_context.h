@@ -1,0 +1,54 @@
+// CliContext: what every `cedana` command shares: the loaded configuration, the daemon call
+// with a progress display, and error printing. One per process; not thread-safe.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "common/config.h"
+#include "protocol/client.h"
+
+namespace cedana::cli {
+
+class CliContext {
+ public:
+  // Loads the config (file + environment); a bad config is reported when first needed.
+  CliContext();
+
+  const Result<LoadedConfig>& loaded() const { return loaded_; }
+  // The config, or exits with the config error.
+  const Config& config();
+  // Calls the daemon, showing progress on a terminal; prints the error and returns nullopt on
+  // failure (exit_code() then says how to exit).
+  std::optional<protocol::Message> Call(protocol::Message request, bool show_progress = true);
+
+  void Fail(const Status& status);
+  int exit_code() const { return exit_code_; }
+  void set_exit_code(int code) { exit_code_ = code; }
+
+ private:
+  Result<LoadedConfig> loaded_;
+  int exit_code_ = 0;
+};
+
+// Each command file adds its subcommand to the app.
+void AddDaemonCommand(CLI::App& app, CliContext& ctx);
+void AddShimCommand(CLI::App& app, CliContext& ctx);
+void AddRunCommand(CLI::App& app, CliContext& ctx);
+void AddDumpCommand(CLI::App& app, CliContext& ctx);
+void AddRestoreCommand(CLI::App& app, CliContext& ctx);
+void AddPsCommand(CLI::App& app, CliContext& ctx);
+void AddCheckpointsCommand(CLI::App& app, CliContext& ctx);
+void AddVersionCommand(CLI::App& app, CliContext& ctx);
+void AddConfigCommand(CLI::App& app, CliContext& ctx);
+
+// Human-friendly helpers for command output.
+std::string HumanBytes(uint64_t bytes);
+std::string HumanTime(int64_t unix_ms);
+// Prints workload output from `path` starting at `offset` until the workload `id` ends; returns
+// its exit code (for --attach).
+int FollowWorkload(CliContext& ctx, const std::string& id, const std::string& path);
+
+}  // namespace cedana::cli

@@ -1,0 +1,35 @@
+// `cedana daemon start`: the node daemon, in the foreground (systemd runs it as is).
+// `cedana shim`: the per-workload supervisor the daemon starts (internal).
+#include "cli/cli_context.h"
+#include "daemon/server.h"
+#include "daemon/supervisor.h"
+
+namespace cedana::cli {
+
+void AddDaemonCommand(CLI::App& app, CliContext& ctx) {
+  auto* daemon = app.add_subcommand("daemon", "Run or query the node daemon");
+  daemon->require_subcommand(1);
+  auto* start = daemon->add_subcommand("start", "Run the node daemon in the foreground");
+  start->callback([&ctx] { ctx.set_exit_code(cedana::daemon::RunDaemon(ctx.config())); });
+  auto* status = daemon->add_subcommand("status", "Say whether the daemon is running");
+  status->callback([&ctx] {
+    auto r = ctx.Call({{"op", "ping"}}, false);
+    if (!r) return;
+    std::printf("daemon: running (cedana %s)\ncriu: %s %s (no-breakpoint fallback %s)\n"
+                "checkpoint dir: %s\n",
+                r->value("version", "").c_str(), r->value("criu", "").c_str(),
+                r->value("criu_version", "").c_str(), r->value("no_breakpoints", false) ? "on" : "off",
+                r->value("checkpoint_dir", "").c_str());
+  });
+}
+
+void AddShimCommand(CLI::App& app, CliContext& ctx) {
+  auto* shim = app.add_subcommand("shim", "");  // internal: empty description hides it
+  auto* dir = new std::string;
+  auto* fd = new int(-1);
+  shim->add_option("--dir", *dir)->required();
+  shim->add_option("--report-fd", *fd)->required();
+  shim->callback([&ctx, dir, fd] { ctx.set_exit_code(cedana::daemon::RunSupervisor(*dir, *fd)); });
+}
+
+}  // namespace cedana::cli

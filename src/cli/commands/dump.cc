@@ -1,0 +1,47 @@
+// `cedana dump ID|--pid PID [--leave-running] [--dir D] [--compression C] [--streams N]`
+#include "cli/cli_context.h"
+
+namespace cedana::cli {
+
+void AddDumpCommand(CLI::App& app, CliContext& ctx) {
+  struct Opts {
+    std::string id, dir, compression, label;
+    int pid = 0;
+    int streams = 0;
+    bool leave_running = false;
+  };
+  auto* o = new Opts;
+  auto* dump = app.add_subcommand("dump", "Checkpoint a workload (stops it unless --leave-running)");
+  dump->add_option("id", o->id, "Workload id (see `cedana ps`)");
+  dump->add_option("--pid,-p", o->pid, "Dump any process tree by its root pid instead");
+  dump->add_flag("--leave-running,-R", o->leave_running, "Keep the workload running after the dump");
+  dump->add_option("--dir,-d", o->dir, "Checkpoint dir (path or s3://bucket/prefix)");
+  dump->add_option("--compression,-c", o->compression, "none, gzip, lz4 or zstd");
+  auto* streams = dump->add_option("--streams,-s", o->streams, "Number of parallel streams (1-64)");
+  dump->add_option("--label,-l", o->label, "Label for this checkpoint (default: the workload's)");
+  dump->callback([&ctx, o, streams] {
+    if (o->id.empty() == (o->pid == 0)) {
+      ctx.Fail(InvalidArgumentError("give a workload id or --pid PID (one of them)"));
+      return;
+    }
+    protocol::Message req = {{"op", "dump"}, {"leave_running", o->leave_running}};
+    if (!o->id.empty()) req["id"] = o->id;
+    if (o->pid != 0) req["pid"] = o->pid;
+    if (!o->dir.empty()) req["dir"] = o->dir;
+    if (!o->compression.empty()) req["compression"] = o->compression;
+    if (streams->count() > 0) req["streams"] = o->streams;
+    if (!o->label.empty()) req["label"] = o->label;
+    auto r = ctx.Call(req);
+    if (!r) return;
+    const auto& c = (*r)["checkpoint"];
+    std::printf("%s\n", c.value("id", "").c_str());
+    std::fprintf(stderr, "checkpoint %s: label %s, %s stored (%s of images, %s x%d), took %.2f s\n  %s\n",
+                 c.value("id", "").c_str(), c.value("label", "").c_str(),
+                 HumanBytes(c.value("stored_bytes", uint64_t{0})).c_str(),
+                 HumanBytes(c.value("images_bytes", uint64_t{0})).c_str(),
+                 c.value("codec", "").c_str(), c.value("streams", 0),
+                 c.value("duration_ms", int64_t{0}) / 1000.0, c.value("location", "").c_str());
+  });
+}
+
+}  // namespace cedana::cli

@@ -1,0 +1,44 @@
+// `cedana restore CHECKPOINT-ID | --label L [--attach] [--dir D] [--output FILE]`
+#include <filesystem>
+
+#include "cli/cli_context.h"
+
+namespace cedana::cli {
+
+void AddRestoreCommand(CLI::App& app, CliContext& ctx) {
+  struct Opts {
+    std::string id, label, dir, output;
+    bool attach = false;
+  };
+  auto* o = new Opts;
+  auto* restore = app.add_subcommand("restore", "Restore a checkpoint as a new managed workload");
+  restore->add_option("checkpoint", o->id, "Checkpoint id (see `cedana checkpoints`)");
+  restore->add_option("--label,-l", o->label, "Restore the newest good checkpoint of this label");
+  restore->add_option("--dir,-d", o->dir, "Checkpoint dir (path or s3://bucket/prefix)");
+  restore->add_option("--output,-o", o->output,
+                      "File for stdout/stderr (default: the dumped workload's, appended)");
+  restore->add_flag("--attach,-a", o->attach, "Stream the output and exit with the workload's status");
+  restore->callback([&ctx, o] {
+    if (o->id.empty() == o->label.empty()) {
+      ctx.Fail(InvalidArgumentError("give a checkpoint id or --label L (one of them)"));
+      return;
+    }
+    protocol::Message req = {{"op", "restore"}};
+    if (!o->id.empty()) req["checkpoint_id"] = o->id;
+    if (!o->label.empty()) req["label"] = o->label;
+    if (!o->dir.empty()) req["dir"] = o->dir;
+    if (!o->output.empty()) req["stdout_path"] = std::filesystem::absolute(o->output).string();
+    auto r = ctx.Call(req);
+    if (!r) return;
+    for (const auto& s : (*r)["skipped"])
+      std::fprintf(stderr, "skipped checkpoint %s\n", s.get<std::string>().c_str());
+    std::string id = r->value("id", "");
+    std::printf("%s\n", id.c_str());
+    std::fprintf(stderr, "restored checkpoint %s as workload %s (pid %d), output in %s\n",
+                 r->value("checkpoint_id", "").c_str(), id.c_str(), r->value("pid", 0),
+                 r->value("stdout_path", "").c_str());
+    if (o->attach) ctx.set_exit_code(FollowWorkload(ctx, id, r->value("stdout_path", "")));
+  });
+}
+
+}  // namespace cedana::cli

@@ -1,0 +1,46 @@
+// `cedana run [--label L] [--attach] [--output FILE] -- CMD ARGS...`
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "cli/cli_context.h"
+#include "common/config.h"
+
+namespace cedana::cli {
+
+void AddRunCommand(CLI::App& app, CliContext& ctx) {
+  struct Opts {
+    std::string label, output;
+    bool attach = false;
+    std::vector<std::string> cmd;
+  };
+  auto* o = new Opts;
+  auto* run = app.add_subcommand("run", "Start a command as a managed workload (own PID namespace)");
+  run->add_option("--label,-l", o->label, "Label of the workload's checkpoints (default: its id)");
+  run->add_option("--output,-o", o->output, "File that receives stdout and stderr (appended)");
+  run->add_flag("--attach,-a", o->attach, "Stream the output and exit with the workload's status");
+  run->add_option("command", o->cmd, "Command and arguments (after --)")->required()->expected(-1);
+  run->callback([&ctx, o] {
+    std::vector<std::string> env;
+    for (const auto& [k, v] : ProcessEnvironment()) env.push_back(k + "=" + v);
+    std::string output = o->output;
+    if (!output.empty()) output = std::filesystem::absolute(output).string();
+    protocol::Message req = {{"op", "run"},  {"argv", o->cmd},
+                             {"env", env},   {"cwd", std::filesystem::current_path().string()},
+                             {"stdout_path", output}};
+    if (!o->label.empty()) req["label"] = o->label;
+    auto r = ctx.Call(req);
+    if (!r) return;
+    std::string id = r->value("id", "");
+    if (!o->attach) {
+      std::printf("%s\n", id.c_str());
+      std::fprintf(stderr, "workload %s running as pid %d (label %s), output in %s\n", id.c_str(),
+                   r->value("pid", 0), r->value("label", "").c_str(),
+                   r->value("stdout_path", "").c_str());
+      return;
+    }
+    ctx.set_exit_code(FollowWorkload(ctx, id, r->value("stdout_path", "")));
+  });
+}
+
+}  // namespace cedana::cli

@@ -1,0 +1,53 @@
+// `cedana version [--init-config]` and `cedana config show`.
+#include <filesystem>
+
+#include "cli/cli_context.h"
+#include "common/fs.h"
+#include "common/version.h"
+
+namespace cedana::cli {
+
+void AddVersionCommand(CLI::App& app, CliContext& ctx) {
+  auto* init = new bool(false);
+  auto* version = app.add_subcommand("version", "Print the version; --init-config writes the config");
+  version->add_flag("--init-config", *init,
+                    "Write /etc/cedana/config.json from defaults and CEDANA_* variables");
+  version->callback([&ctx, init] {
+    std::printf("cedana %s\n", kVersion);
+    if (!*init) return;
+    std::string path = ConfigPath(ProcessEnvironment());
+    // Defaults and the environment only: --init-config starts a config afresh.
+    auto fresh = LoadConfig("/nonexistent", ProcessEnvironment());
+    if (!fresh.has_value()) {
+      ctx.Fail(fresh.error());
+      return;
+    }
+    Status s = fs::MakeDirs(std::filesystem::path(path).parent_path().string(), 0755);
+    if (s.ok()) s = fs::WriteFileAtomic(path, ConfigToJson(fresh->config), 0600);
+    if (!s.ok()) {
+      ctx.Fail(s.WithContext("writing " + path));
+      return;
+    }
+    std::printf("wrote %s\n", path.c_str());
+  });
+}
+
+void AddConfigCommand(CLI::App& app, CliContext& ctx) {
+  auto* config = app.add_subcommand("config", "Inspect the configuration");
+  config->require_subcommand(1);
+  auto* show = config->add_subcommand("show", "Print the effective configuration and its sources");
+  show->callback([&ctx] {
+    const auto& loaded = ctx.loaded();
+    if (!loaded.has_value()) {
+      ctx.Fail(loaded.error());
+      return;
+    }
+    std::printf("# config file: %s\n", ConfigPath(ProcessEnvironment()).c_str());
+    std::printf("%-26s %-42s %s\n", "KEY", "VALUE", "SOURCE");
+    for (const auto& s : loaded->sources)
+      std::printf("%-26s %-42s %s\n", s.key.c_str(), s.value.empty() ? "\"\"" : s.value.c_str(),
+                  s.origin.c_str());
+  });
+}
+
+}  // namespace cedana::cli

@@ -1,0 +1,273 @@
+#include "common/config.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <functional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/fs.h"
+
+extern char** environ;
+
+namespace cedana {
+namespace {
+
+using Setter = std::function<Status(Config&, const std::string& text)>;
+using Getter = std::function<std::string(const Config&)>;
+
+struct KeySpec {
+  ConfigKeyInfo info;
+  Setter set;
+  Getter get;
+  bool secret = false;
+};
+
+Status BadValue(const std::string& key, const std::string& value, const std::string& valid) {
+  return InvalidArgumentError(fmt::format("config key {}: invalid value \"{}\" (valid: {})", key,
+                                          value, valid));
+}
+
+KeySpec StringKey(std::string key, std::string env, std::string Config::*field, std::string valid,
+                  std::string doc, std::function<bool(const std::string&)> ok = {}) {
+  KeySpec s;
+  s.info = {key, env, valid, Config{}.*field, std::move(doc)};
+  s.set = [=](Config& c, const std::string& v) -> Status {
+    if (ok && !ok(v)) return BadValue(key, v, valid);
+    c.*field = v;
+    return OkStatus();
+  };
+  s.get = [=](const Config& c) { return c.*field; };
+  return s;
+}
+
+KeySpec EnumKey(std::string key, std::string env, std::string Config::*field,
+                std::vector<std::string> values, std::string doc) {
+  std::string valid;
+  for (const auto& v : values) valid += (valid.empty() ? "" : "|") + v;
+  return StringKey(key, env, field, valid, std::move(doc), [values](const std::string& v) {
+    return std::find(values.begin(), values.end(), v) != values.end();
+  });
+}
+
+KeySpec IntKey(std::string key, std::string env, int Config::*field, int min, int max,
+               std::string doc) {
+  KeySpec s;
+  std::string valid = fmt::format("an integer from {} to {}", min, max);
+  s.info = {key, env, valid, std::to_string(Config{}.*field), std::move(doc)};
+  s.set = [=](Config& c, const std::string& v) -> Status {
+    size_t used = 0;
+    long n = 0;
+    try {
+      n = std::stol(v, &used);
+    } catch (const std::exception&) {
+      return BadValue(key, v, valid);
+    }
+    if (used != v.size() || n < min || n > max) return BadValue(key, v, valid);
+    c.*field = static_cast<int>(n);
+    return OkStatus();
+  };
+  s.get = [=](const Config& c) { return std::to_string(c.*field); };
+  return s;
+}
+
+KeySpec BoolKey(std::string key, std::string env, bool Config::*field, std::string doc) {
+  KeySpec s;
+  std::string valid = "0|1|true|false";
+  s.info = {key, env, valid, Config{}.*field ? "1" : "0", std::move(doc)};
+  s.set = [=](Config& c, const std::string& v) -> Status {
+    if (v == "1" || v == "true") c.*field = true;
+    else if (v == "0" || v == "false" || v.empty()) c.*field = false;
+    else return BadValue(key, v, valid);
+    return OkStatus();
+  };
+  s.get = [=](const Config& c) { return std::string(c.*field ? "1" : "0"); };
+  return s;
+}
+
+bool IsCheckpointDir(const std::string& v) {
+  return (!v.empty() && v[0] == '/') || (v.rfind("s3://", 0) == 0 && v.size() > 5);
+}
+bool IsAbsolute(const std::string& v) { return !v.empty() && v[0] == '/'; }
+bool IsAbsoluteOrEmpty(const std::string& v) { return v.empty() || v[0] == '/'; }
+bool IsUrlOrEmpty(const std::string& v) {
+  return v.empty() || v.rfind("http://", 0) == 0 || v.rfind("https://", 0) == 0;
+}
+
+const std::vector<KeySpec>& Specs() {
+  static const std::vector<KeySpec> specs = [] {
+    std::vector<KeySpec> s;
+    s.push_back(StringKey("connection.url", "CEDANA_URL", &Config::url,
+                          "empty or an http(s):// URL",
+                          "Base URL of the cedana-slurm controller (self-hosted).", IsUrlOrEmpty));
+    s.push_back(StringKey("connection.auth_token", "CEDANA_AUTH_TOKEN", &Config::auth_token,
+                          "any string", "Bearer token for the controller's API."));
+    s.back().secret = true;
+    s.push_back(StringKey("checkpoint.dir", "CEDANA_CHECKPOINT_DIR", &Config::checkpoint_dir,
+                          "an absolute path or s3://bucket[/prefix]",
+                          "Where checkpoints are stored (local dir, NFS, or S3).", IsCheckpointDir));
+    s.push_back(IntKey("checkpoint.streams", "CEDANA_CHECKPOINT_STREAMS",
+                       &Config::checkpoint_streams, 1, 64,
+                       "Streams per checkpoint, packed and compressed in parallel."));
+    s.push_back(EnumKey("checkpoint.compression", "CEDANA_CHECKPOINT_COMPRESSION",
+                        &Config::checkpoint_compression, {"none", "gzip", "lz4", "zstd"},
+                        "Codec of each stream; gzip streams are readable by `gzip -d`."));
+    s.push_back(IntKey("checkpoint.keep", "CEDANA_CHECKPOINT_KEEP", &Config::checkpoint_keep, 0,
+                       1000000, "Newest checkpoints kept per label; older ones are deleted. 0 keeps all."));
+    s.push_back(StringKey("checkpoint.work_dir", "CEDANA_CHECKPOINT_WORK_DIR", &Config::work_dir,
+                          "an absolute path",
+                          "Local scratch dir for CRIU images dirs while packing/unpacking.",
+                          IsAbsolute));
+    s.push_back(StringKey("daemon.socket", "CEDANA_DAEMON_SOCKET", &Config::socket_path,
+                          "an absolute path", "Unix socket of the node daemon.", IsAbsolute));
+    s.push_back(StringKey("daemon.state_dir", "CEDANA_DAEMON_STATE_DIR", &Config::state_dir,
+                          "an absolute path",
+                          "Workload records and their logs; survives daemon restarts.", IsAbsolute));
+    s.push_back(StringKey("daemon.log_file", "CEDANA_DAEMON_LOG_FILE", &Config::log_file,
+                          "empty or an absolute path", "Daemon log file (also logged to stderr).",
+                          IsAbsoluteOrEmpty));
+    s.push_back(EnumKey("daemon.log_level", "CEDANA_LOG_LEVEL", &Config::log_level,
+                        {"debug", "info", "warn", "error"}, "Lowest level that is logged."));
+    s.push_back(StringKey("daemon.cluster_key_file", "CEDANA_CLUSTER_KEY_FILE",
+                          &Config::cluster_key_file, "an absolute path",
+                          "Root-only key that signs checkpoint manifests (created if missing).",
+                          IsAbsolute));
+    s.push_back(StringKey("criu.binary", "CEDANA_CRIU_BINARY", &Config::criu_binary,
+                          "empty or an absolute path",
+                          "CRIU binary; empty searches PATH, /usr/local/bin, /opt/cedana/criu/sbin.",
+                          IsAbsoluteOrEmpty));
+    s.push_back(IntKey("criu.timeout_seconds", "CEDANA_CRIU_TIMEOUT_SECONDS",
+                       &Config::criu_timeout_seconds, 1, 86400,
+                       "Deadline of one CRIU dump or restore; past it CRIU is killed and the "
+                       "workload thawed."));
+    s.push_back(EnumKey("criu.no_breakpoints", "CEDANA_CRIU_NO_BREAKPOINTS",
+                        &Config::criu_no_breakpoints, {"auto", "on", "off"},
+                        "CRIU's no-hardware-breakpoint fallback: auto probes at daemon start."));
+    s.push_back(BoolKey("slurm.unprivileged", "CEDANA_SLURM_UNPRIVILEGED",
+                        &Config::slurm_unprivileged,
+                        "Dump and restore SLURM jobs as the job's user instead of root."));
+    return s;
+  }();
+  return specs;
+}
+
+const KeySpec* FindSpec(const std::string& key) {
+  for (const auto& s : Specs())
+    if (s.info.key == key) return &s;
+  return nullptr;
+}
+
+std::string ValidKeys() {
+  std::string out;
+  for (const auto& s : Specs()) out += (out.empty() ? "" : ", ") + s.info.key;
+  return out;
+}
+
+// Flattens {"checkpoint": {"dir": "x"}} into "checkpoint.dir" -> "x".
+Status FlattenJson(const nlohmann::json& j, const std::string& prefix,
+                   std::map<std::string, std::string>* out) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
+    const auto& v = it.value();
+    if (v.is_object()) {
+      CEDANA_RETURN_IF_ERROR(FlattenJson(v, key, out));
+    } else if (v.is_string()) {
+      (*out)[key] = v.get<std::string>();
+    } else if (v.is_boolean()) {
+      (*out)[key] = v.get<bool>() ? "1" : "0";
+    } else if (v.is_number_integer()) {
+      (*out)[key] = std::to_string(v.get<long>());
+    } else {
+      return InvalidArgumentError(fmt::format("config key {}: expected a string, number or bool", key));
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+const std::vector<ConfigKeyInfo>& ConfigKeys() {
+  static const std::vector<ConfigKeyInfo> keys = [] {
+    std::vector<ConfigKeyInfo> k;
+    for (const auto& s : Specs()) k.push_back(s.info);
+    return k;
+  }();
+  return keys;
+}
+
+std::map<std::string, std::string> ProcessEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string_view kv(*e);
+    size_t eq = kv.find('=');
+    if (eq != std::string_view::npos) env.emplace(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return env;
+}
+
+std::string ConfigPath(const std::map<std::string, std::string>& env) {
+  auto it = env.find("CEDANA_CONFIG");
+  return it != env.end() && !it->second.empty() ? it->second : kDefaultConfigPath;
+}
+
+Result<LoadedConfig> LoadConfig(const std::string& path,
+                                const std::map<std::string, std::string>& env,
+                                const std::map<std::string, std::string>& overrides,
+                                bool require_file) {
+  LoadedConfig loaded;
+  std::map<std::string, std::string> origin;
+
+  auto apply = [&](const std::string& key, const std::string& value, const std::string& from) -> Status {
+    const KeySpec* spec = FindSpec(key);
+    if (spec == nullptr)
+      return InvalidArgumentError(fmt::format("unknown config key \"{}\" in {} (valid keys: {})",
+                                              key, from, ValidKeys()));
+    CEDANA_RETURN_IF_ERROR(spec->set(loaded.config, value)) << "from " << from;
+    origin[key] = from;
+    return OkStatus();
+  };
+
+  if (fs::Exists(path)) {
+    CEDANA_ASSIGN_OR_RETURN(std::string text, fs::ReadFile(path));
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object())
+      return InvalidArgumentError("config file " + path + " is not a JSON object");
+    std::map<std::string, std::string> flat;
+    CEDANA_RETURN_IF_ERROR(FlattenJson(j, "", &flat)) << "config file " << path;
+    for (const auto& [k, v] : flat) CEDANA_RETURN_IF_ERROR(apply(k, v, "file " + path));
+  } else if (require_file) {
+    return NotFoundError("config file " + path + " does not exist (create it with `cedana version --init-config`)");
+  }
+  for (const auto& s : Specs()) {
+    auto it = env.find(s.info.env);
+    if (it != env.end()) CEDANA_RETURN_IF_ERROR(apply(s.info.key, it->second, "env " + s.info.env));
+  }
+  for (const auto& [k, v] : overrides) CEDANA_RETURN_IF_ERROR(apply(k, v, "flag"));
+
+  for (const auto& s : Specs()) {
+    std::string value = s.get(loaded.config);
+    if (s.secret && !value.empty()) value = "(set, " + std::to_string(value.size()) + " chars)";
+    auto it = origin.find(s.info.key);
+    loaded.sources.push_back(
+        {s.info.key, s.info.env, value, it == origin.end() ? "default" : it->second});
+  }
+  return loaded;
+}
+
+std::string ConfigToJson(const Config& config) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& s : Specs()) {
+    const std::string& key = s.info.key;
+    size_t dot = key.find('.');
+    std::string section = key.substr(0, dot), name = key.substr(dot + 1);
+    std::string value = s.get(config);
+    if (s.info.valid.rfind("an integer", 0) == 0) j[section][name] = std::stol(value);
+    else if (s.info.valid == "0|1|true|false") j[section][name] = value == "1";
+    else j[section][name] = value;
+  }
+  return j.dump(2) + "\n";
+}
+
+}  // namespace cedana

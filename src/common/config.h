@@ -1,0 +1,90 @@
+// Config: the node's configuration (/etc/cedana/config.json, DESIGN.md §5). Every key has an
+// environment override; precedence is defaults < file < environment < command line. Parsed,
+// validated, then frozen: the Config value is immutable once loaded and passed down explicitly.
+// Every key is listed in docs/configuration.md (a test checks that they agree).
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+
+namespace cedana {
+
+inline constexpr const char* kDefaultConfigPath = "/etc/cedana/config.json";
+
+struct Config {
+  // connection.url (CEDANA_URL): the controller's base URL, e.g. http://ctl:8080/v1. "" = none.
+  std::string url;
+  // connection.auth_token (CEDANA_AUTH_TOKEN): bearer token for the controller. Default "".
+  std::string auth_token;
+  // checkpoint.dir (CEDANA_CHECKPOINT_DIR): absolute path or s3://bucket/prefix.
+  std::string checkpoint_dir = "/var/lib/cedana/checkpoints";
+  // checkpoint.streams (CEDANA_CHECKPOINT_STREAMS): streams per checkpoint, 1..64. Default 1.
+  int checkpoint_streams = 1;
+  // checkpoint.compression (CEDANA_CHECKPOINT_COMPRESSION): none|gzip|lz4|zstd. Default zstd.
+  std::string checkpoint_compression = "zstd";
+  // checkpoint.keep (CEDANA_CHECKPOINT_KEEP): newest checkpoints kept per label; 0 = all.
+  int checkpoint_keep = 5;
+  // checkpoint.work_dir (CEDANA_CHECKPOINT_WORK_DIR): local scratch for CRIU images dirs.
+  std::string work_dir = "/var/lib/cedana/work";
+  // daemon.socket (CEDANA_DAEMON_SOCKET): the node daemon's unix socket.
+  std::string socket_path = "/run/cedana/cedana.sock";
+  // daemon.state_dir (CEDANA_DAEMON_STATE_DIR): workload records (survive daemon restarts).
+  std::string state_dir = "/run/cedana";
+  // daemon.log_file (CEDANA_DAEMON_LOG_FILE): daemon log file, "" = stderr only.
+  std::string log_file = "/var/log/cedana/daemon.log";
+  // daemon.log_level (CEDANA_LOG_LEVEL): debug|info|warn|error. Default info.
+  std::string log_level = "info";
+  // daemon.cluster_key_file (CEDANA_CLUSTER_KEY_FILE): root-only key that signs manifests.
+  std::string cluster_key_file = "/etc/cedana/cluster.key";
+  // criu.binary (CEDANA_CRIU_BINARY): path of criu; "" = PATH, then /usr/local/bin/criu.
+  std::string criu_binary;
+  // criu.timeout_seconds (CEDANA_CRIU_TIMEOUT_SECONDS): deadline of one CRIU call, 1..86400.
+  int criu_timeout_seconds = 120;
+  // criu.no_breakpoints (CEDANA_CRIU_NO_BREAKPOINTS): auto|on|off. auto probes whether hardware
+  // breakpoints work and, where they do not, runs CRIU with its no-breakpoint fallback.
+  std::string criu_no_breakpoints = "auto";
+  // slurm.unprivileged (CEDANA_SLURM_UNPRIVILEGED): dump/restore as the job's user. 0|1.
+  bool slurm_unprivileged = false;
+};
+
+// Where a value came from, for `cedana config show`.
+struct ConfigSource {
+  std::string key;     // "checkpoint.dir"
+  std::string env;     // "CEDANA_CHECKPOINT_DIR"
+  std::string value;   // as text (secrets masked)
+  std::string origin;  // "default", "file <path>", "env CEDANA_X", "flag"
+};
+
+struct LoadedConfig {
+  Config config;
+  std::vector<ConfigSource> sources;
+};
+
+// One entry of the key table: what docs/configuration.md must list.
+struct ConfigKeyInfo {
+  std::string key;
+  std::string env;
+  std::string valid;  // "none|gzip|lz4|zstd", "1..64", "absolute path or s3://bucket/prefix"
+  std::string default_value;
+  std::string doc;
+};
+const std::vector<ConfigKeyInfo>& ConfigKeys();
+
+// Builds the config from defaults, the JSON file at `path` (missing is fine unless
+// `require_file`), the environment `env`, then `overrides` (key -> value, from flags).
+// Errors: kInvalidArgument naming the key (or env var) and the valid values.
+Result<LoadedConfig> LoadConfig(const std::string& path, const std::map<std::string, std::string>& env,
+                                const std::map<std::string, std::string>& overrides = {},
+                                bool require_file = false);
+// The process environment as a map.
+std::map<std::string, std::string> ProcessEnvironment();
+// The config file path: $CEDANA_CONFIG or /etc/cedana/config.json.
+std::string ConfigPath(const std::map<std::string, std::string>& env);
+// The JSON text of a config (nested sections), as `cedana version --init-config` writes it.
+std::string ConfigToJson(const Config& config);
+
+}  // namespace cedana

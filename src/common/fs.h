@@ -1,0 +1,28 @@
+// Small filesystem helpers that return Status instead of throwing. Stateless; thread-safe.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+
+namespace cedana::fs {
+
+Result<std::string> ReadFile(const std::string& path);
+// Writes `data` to a temporary file beside `path`, fsyncs it, renames it over `path` and
+// fsyncs the directory: readers see the old content or the new one, never a part.
+Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode = 0644);
+// mkdir -p; existing directories are fine.
+Status MakeDirs(const std::string& path, mode_t mode = 0755);
+// rm -rf; a missing path is fine.
+Status RemoveTree(const std::string& path);
+// Names in a directory (no "." or ".."), sorted.
+Result<std::vector<std::string>> ListDir(const std::string& path);
+bool Exists(const std::string& path);
+Status FsyncPath(const std::string& path);
+// Total bytes of the regular files under `path`.
+Result<uint64_t> TreeSize(const std::string& path);
+
+}  // namespace cedana::fs

@@ -1,0 +1,183 @@
+#include "daemon/dump_job.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/scope_exit.h"
+#include "engine/process_tree.h"
+#include "image/catalog.h"
+#include "image/pack.h"
+
+namespace cedana::daemon {
+namespace {
+
+// What is being dumped, resolved from the options.
+struct Target {
+  pid_t pid = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string label;
+  std::string workload_id;
+  std::string job_id;
+  nlohmann::json workload;  // what a restore needs (manifest.workload)
+};
+
+Result<Target> ResolveTarget(Node& node, const Caller& caller, const DumpOptions& o) {
+  Target t;
+  if (!o.workload_id.empty()) {
+    CEDANA_ASSIGN_OR_RETURN(WorkloadSpec spec, node.records().LoadSpec(o.workload_id));
+    CEDANA_ASSIGN_OR_RETURN(WorkloadState state, node.records().LoadState(o.workload_id));
+    CEDANA_RETURN_IF_ERROR(CheckOwner(caller, spec.uid, "workload " + spec.id));
+    if (state.status != WorkloadStatus::kRunning)
+      return FailedPreconditionError(fmt::format("workload {} is {}, not running", spec.id,
+                                                 StatusName(state.status)));
+    t.pid = state.pid;
+    t.uid = spec.uid;
+    t.gid = spec.gid;
+    t.label = spec.label;
+    t.workload_id = spec.id;
+    t.job_id = spec.job_id;
+    t.workload = {{"argv", spec.argv},
+                  {"cwd", spec.cwd},
+                  {"stdout_path", spec.stdout_path},
+                  {"stderr_path", spec.stderr_path},
+                  {"stdout_ino", state.stdout_ino},
+                  {"stderr_ino", state.stderr_ino}};
+  } else {
+    struct stat st {};
+    if (o.pid <= 0 || ::stat(fmt::format("/proc/{}", o.pid).c_str(), &st) != 0)
+      return NotFoundError(fmt::format("process {} does not exist", o.pid));
+    CEDANA_RETURN_IF_ERROR(CheckOwner(caller, st.st_uid, fmt::format("process {}", o.pid)));
+    t.pid = o.pid;
+    t.uid = st.st_uid;
+    t.gid = st.st_gid;
+    t.label = fmt::format("pid-{}", o.pid);
+    t.workload = {{"argv", nlohmann::json::array()}, {"stdout_ino", 0}, {"stderr_ino", 0}};
+  }
+  if (!o.label.empty()) t.label = o.label;
+  CEDANA_RETURN_IF_ERROR(ValidateLabel(t.label));
+  return t;
+}
+
+std::string NewCheckpointId() {
+  auto now = std::chrono::system_clock::now();
+  std::time_t secs = std::chrono::system_clock::to_time_t(now);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  return NewId(std::string(stamp) + "-");
+}
+
+std::string KernelRelease() {
+  utsname u{};
+  return ::uname(&u) == 0 ? u.release : "";
+}
+
+}  // namespace
+
+Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions& options,
+                            const DumpProgress& progress) {
+  auto started = std::chrono::steady_clock::now();
+  CEDANA_ASSIGN_OR_RETURN(Target target, ResolveTarget(node, caller, options));
+  std::unique_lock<std::mutex> lock;
+  if (!target.workload_id.empty()) lock = node.LockWorkload(target.workload_id);
+
+  // Validate everything before touching the workload: bad input must not freeze it.
+  const Config& cfg = node.config();
+  CEDANA_ASSIGN_OR_RETURN(image::Codec codec,
+                          image::ParseCodec(options.compression.empty() ? cfg.checkpoint_compression
+                                                                        : options.compression));
+  int streams = options.streams == 0 ? cfg.checkpoint_streams : options.streams;
+  if (streams < 1 || streams > 64)
+    return InvalidArgumentError(fmt::format("streams must be between 1 and 64, got {}", streams));
+  CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(options.dir));
+  CEDANA_RETURN_IF_ERROR(store->CheckWritable()) << "checkpoint dir " << store->Describe();
+
+  image::Manifest m;
+  m.id = NewCheckpointId();
+  m.label = target.label;
+  m.owner = UserName(target.uid);
+  m.owner_uid = target.uid;
+  m.owner_gid = target.gid;
+  m.workload_id = target.workload_id;
+  m.job_id = target.job_id;
+  m.node = node.hostname();
+  m.criu_version = node.criu_version();
+  m.kernel = KernelRelease();
+  m.codec = codec;
+  m.workload = target.workload;
+  storage::CheckpointRef ref{m.owner, m.label, m.id};
+
+  std::string images_dir = cfg.work_dir + "/dump-" + m.id;
+  CEDANA_RETURN_IF_ERROR(fs::MakeDirs(images_dir, 0700));
+  ScopeExit remove_images([&] { (void)fs::RemoveTree(images_dir); });
+
+  // Without leave-running the tree is left *stopped* rather than killed: if packing or the
+  // upload fails we can still continue it; it is killed only once the checkpoint is committed.
+  if (progress) progress("dumping", 0, 0);
+  engine::DumpRequest req;
+  req.pid = target.pid;
+  req.images_dir = images_dir;
+  req.leave_running = options.leave_running;
+  req.leave_stopped = !options.leave_running;
+  req.shell_job = target.workload_id.empty();
+  CEDANA_RETURN_IF_ERROR(node.criu().Dump(req)) << "dumping pid " << target.pid;
+  auto dumped = std::chrono::steady_clock::now();
+
+  bool committed = false;
+  ScopeExit thaw([&] {
+    if (committed) return;
+    (void)store->Delete(ref);
+    if (!options.leave_running) {
+      int n = engine::SignalTree(target.pid, SIGCONT);
+      log::Warn("dump: checkpoint {} failed after the dump; continued {} processes of pid {}",
+                m.id, n, target.pid);
+    }
+  });
+
+  CEDANA_ASSIGN_OR_RETURN(m.images_bytes, fs::TreeSize(images_dir));
+  image::PackOptions pack;
+  pack.streams = streams;
+  pack.codec = codec;
+  if (progress) pack.progress = [&](uint64_t done, uint64_t total) { progress("packing", done, total); };
+  Result<std::vector<image::StreamInfo>> packed = image::PackImagesDir(images_dir, *store, ref, pack);
+  if (!packed.has_value())
+    return packed.error().WithContext("packing checkpoint " + m.id + " into " + store->Describe());
+  m.streams = std::move(packed).value();
+
+  if (progress) progress("committing", 0, 0);
+  m.created_at_ms = NowMs();
+  m.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - started)
+                      .count();
+  image::SignManifest(&m, node.cluster_key());
+  CEDANA_RETURN_IF_ERROR(store->Commit(ref, image::ManifestToJson(m)))
+      << "committing checkpoint " << m.id;
+  committed = true;
+
+  if (!options.leave_running) {
+    // Committed: the workload may now end. Record why before killing, so that `ps` and the
+    // supervisor's exit record say "checkpointed" rather than "killed".
+    if (!target.workload_id.empty())
+      (void)node.records().SaveEnd(target.workload_id, WorkloadEnd{m.id});
+    ::kill(target.pid, SIGKILL);
+  }
+  if (Status s = image::ApplyRetention(*store, m.owner, m.label, cfg.checkpoint_keep); !s.ok())
+    log::Warn("dump: retention for label {}: {}", m.label, s.ToString());
+
+  log::Info("dump: checkpoint {} of pid {} (label {}, {} bytes stored, dump {} ms, total {} ms)",
+            m.id, target.pid, m.label, m.StoredBytes(),
+            std::chrono::duration_cast<std::chrono::milliseconds>(dumped - started).count(),
+            m.duration_ms);
+  return DumpOutcome{m, store->Describe() + "/" + ref.Path()};
+}
+
+}  // namespace cedana::daemon

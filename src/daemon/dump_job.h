@@ -1,0 +1,39 @@
+// DumpJob: checkpoints a managed workload (or any process tree by pid): CRIU dump into a local
+// images dir, pack into compressed streams in the checkpoint store, commit the manifest last,
+// apply retention. Rollback guarantees: a failed dump leaves the workload running and thawed,
+// and leaves no committed checkpoint behind.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+
+#include "common/result.h"
+#include "daemon/node.h"
+#include "image/manifest.h"
+
+namespace cedana::daemon {
+
+struct DumpOptions {
+  std::string workload_id;     // a managed workload, or
+  pid_t pid = 0;               // any process tree (shell job)
+  bool leave_running = false;  // the workload continues after the dump
+  std::string dir;             // checkpoint dir; "" = configured
+  std::string compression;     // "" = configured
+  int streams = 0;             // 0 = configured
+  std::string label;           // "" = the workload's label
+};
+
+struct DumpOutcome {
+  image::Manifest manifest;
+  std::string location;  // "<store>/<owner>/<label>/<id>"
+};
+
+// phase: "dumping", "packing", "committing"; done/total in bytes where known.
+using DumpProgress = std::function<void(const std::string& phase, uint64_t done, uint64_t total)>;
+
+Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions& options,
+                            const DumpProgress& progress);
+
+}  // namespace cedana::daemon

@@ -1,0 +1,210 @@
+#include "daemon/handlers.h"
+
+#include <grp.h>
+#include <pwd.h>
+
+#include <fmt/format.h>
+
+#include "common/version.h"
+#include "daemon/dump_job.h"
+#include "daemon/restore_job.h"
+#include "daemon/supervisor.h"
+#include "image/catalog.h"
+
+namespace cedana::daemon {
+namespace {
+
+using protocol::Message;
+
+std::vector<gid_t> GroupsOf(uid_t uid, gid_t gid) {
+  passwd pw{};
+  passwd* result = nullptr;
+  char buf[4096];
+  if (::getpwuid_r(uid, &pw, buf, sizeof buf, &result) != 0 || result == nullptr) return {gid};
+  int n = 64;
+  std::vector<gid_t> groups(n);
+  if (::getgrouplist(result->pw_name, gid, groups.data(), &n) < 0) {
+    groups.resize(n);
+    ::getgrouplist(result->pw_name, gid, groups.data(), &n);
+  }
+  groups.resize(n);
+  return groups;
+}
+
+Message WorkloadJson(Node& node, const std::string& id) {
+  Message j = {{"id", id}};
+  auto spec = node.records().LoadSpec(id);
+  auto state = node.records().LoadState(id);
+  if (!spec.has_value() || !state.has_value()) return j;
+  std::string status = StatusName(state->status);
+  if (auto end = node.records().LoadEnd(id); end && state->status == WorkloadStatus::kExited)
+    status = "checkpointed";
+  j.update({{"label", spec->label},
+            {"status", status},
+            {"pid", state->pid},
+            {"uid", spec->uid},
+            {"user", UserName(spec->uid)},
+            {"argv", spec->argv},
+            {"exit_code", state->exit_code},
+            {"error", state->error},
+            {"started_at_ms", state->started_at_ms},
+            {"stdout_path", spec->stdout_path},
+            {"restored_from", spec->restored_from},
+            {"job_id", spec->job_id}});
+  return j;
+}
+
+Result<Message> HandleRun(Node& node, const Caller& caller, const Message& req) {
+  WorkloadSpec spec;
+  spec.id = NewId("wl-");
+  spec.argv = req.value("argv", std::vector<std::string>{});
+  if (spec.argv.empty()) return InvalidArgumentError("run: no command given");
+  spec.label = req.value("label", spec.id);
+  CEDANA_RETURN_IF_ERROR(ValidateLabel(spec.label));
+  spec.env = req.value("env", std::vector<std::string>{});
+  spec.cwd = req.value("cwd", "/");
+  spec.uid = caller.uid;
+  spec.gid = caller.gid;
+  spec.groups = GroupsOf(caller.uid, caller.gid);
+  spec.job_id = req.value("job_id", "");
+  spec.created_at_ms = NowMs();
+  spec.stdout_path = req.value("stdout_path", "");
+  if (spec.stdout_path.empty()) spec.stdout_path = node.records().DirOf(spec.id) + "/output.log";
+  spec.stderr_path = req.value("stderr_path", spec.stdout_path);
+  CEDANA_RETURN_IF_ERROR(node.records().Create(spec));
+  Result<SupervisorStarted> started = LaunchSupervisor(node.records(), spec.id, node.self_exe(), 30);
+  if (!started.has_value()) {
+    (void)node.records().Remove(spec.id);
+    return started.error();
+  }
+  return Message{{"id", spec.id}, {"pid", started->pid}, {"label", spec.label},
+                 {"stdout_path", spec.stdout_path}};
+}
+
+Result<Message> HandlePs(Node& node, const Caller& caller) {
+  CEDANA_ASSIGN_OR_RETURN(auto ids, node.records().List());
+  Message list = Message::array();
+  for (const auto& id : ids) {
+    Message w = WorkloadJson(node, id);
+    if (caller.IsRoot() || w.value("uid", 0u) == caller.uid) list.push_back(std::move(w));
+  }
+  return Message{{"workloads", list}};
+}
+
+Result<Message> HandleInspect(Node& node, const Caller& caller, const Message& req) {
+  std::string id = req.value("id", "");
+  CEDANA_ASSIGN_OR_RETURN(WorkloadSpec spec, node.records().LoadSpec(id));
+  CEDANA_RETURN_IF_ERROR(CheckOwner(caller, spec.uid, "workload " + id));
+  return Message{{"workload", WorkloadJson(node, id)}};
+}
+
+Message ManifestSummary(const image::Manifest& m) {
+  return {{"id", m.id},
+          {"label", m.label},
+          {"owner", m.owner},
+          {"owner_uid", m.owner_uid},
+          {"created_at_ms", m.created_at_ms},
+          {"duration_ms", m.duration_ms},
+          {"stored_bytes", m.StoredBytes()},
+          {"images_bytes", m.images_bytes},
+          {"codec", std::string(image::CodecName(m.codec))},
+          {"streams", m.streams.size()},
+          {"node", m.node},
+          {"job_id", m.job_id},
+          {"workload_id", m.workload_id}};
+}
+
+Result<Message> HandleDump(Node& node, const Caller& caller, const Message& req,
+                           const SendProgress& send) {
+  DumpOptions o;
+  o.workload_id = req.value("id", "");
+  o.pid = req.value("pid", 0);
+  o.leave_running = req.value("leave_running", false);
+  o.dir = req.value("dir", "");
+  o.compression = req.value("compression", "");
+  o.streams = req.value("streams", 0);
+  o.label = req.value("label", "");
+  if (o.workload_id.empty() == (o.pid == 0))
+    return InvalidArgumentError("dump: give either a workload id or --pid");
+  if (req.contains("streams") && o.streams == 0)
+    return InvalidArgumentError("streams must be between 1 and 64, got 0");
+  CEDANA_ASSIGN_OR_RETURN(
+      DumpOutcome out, RunDump(node, caller, o, [&](const std::string& phase, uint64_t d, uint64_t t) {
+        send({{"type", "progress"}, {"phase", phase}, {"done", d}, {"total", t}});
+      }));
+  Message summary = ManifestSummary(out.manifest);
+  summary["location"] = out.location;
+  return Message{{"checkpoint", summary}};
+}
+
+Result<Message> HandleRestore(Node& node, const Caller& caller, const Message& req,
+                              const SendProgress& send) {
+  RestoreOptions o;
+  o.checkpoint_id = req.value("checkpoint_id", "");
+  o.label = req.value("label", "");
+  o.dir = req.value("dir", "");
+  o.stdout_path = req.value("stdout_path", "");
+  o.stderr_path = req.value("stderr_path", "");
+  o.job_id = req.value("job_id", "");
+  CEDANA_ASSIGN_OR_RETURN(
+      RestoreOutcome out,
+      RunRestore(node, caller, o, [&](const std::string& phase, uint64_t d, uint64_t t) {
+        send({{"type", "progress"}, {"phase", phase}, {"done", d}, {"total", t}});
+      }));
+  return Message{{"id", out.workload_id},     {"pid", out.pid},
+                 {"checkpoint_id", out.checkpoint_id}, {"stdout_path", out.stdout_path},
+                 {"skipped", out.skipped}};
+}
+
+Result<Message> HandleCheckpoints(Node& node, const Caller& caller, const Message& req) {
+  CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(req.value("dir", "")));
+  std::optional<std::string> owner, label;
+  if (!caller.IsRoot()) owner = UserName(caller.uid);
+  if (req.contains("label") && !req["label"].get<std::string>().empty()) label = req["label"];
+  CEDANA_ASSIGN_OR_RETURN(auto manifests, image::ListManifests(*store, owner, label));
+  Message list = Message::array();
+  for (const auto& m : manifests) {
+    Message s = ManifestSummary(m);
+    s["state"] = image::VerifyManifest(m, node.cluster_key()).ok() ? "good" : "unverified";
+    list.push_back(std::move(s));
+  }
+  return Message{{"checkpoints", list}, {"dir", store->Describe()}};
+}
+
+Result<Message> HandleDeleteCheckpoint(Node& node, const Caller& caller, const Message& req) {
+  CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(req.value("dir", "")));
+  CEDANA_ASSIGN_OR_RETURN(auto found, image::FindById(*store, req.value("checkpoint_id", "")));
+  CEDANA_RETURN_IF_ERROR(CheckOwner(caller, found.second.owner_uid, "checkpoint " + found.second.id));
+  CEDANA_RETURN_IF_ERROR(store->Delete(found.first));
+  return Message{{"deleted", found.second.id}};
+}
+
+}  // namespace
+
+Result<Message> HandleRequest(Node& node, const Caller& caller, const Message& request,
+                              const SendProgress& send_progress) {
+  int v = request.value("v", 0);
+  if (v != protocol::kVersion)
+    return InvalidArgumentError(fmt::format(
+        "protocol version {} is not supported by this daemon (it speaks {}); use a matching cedana",
+        v, protocol::kVersion));
+  std::string op = request.value("op", "");
+  if (op == "ping")
+    return Message{{"version", kVersion},
+                   {"criu", node.criu().settings().binary},
+                   {"criu_version", node.criu_version()},
+                   {"no_breakpoints", node.criu().settings().no_breakpoints},
+                   {"checkpoint_dir", node.config().checkpoint_dir}};
+  if (op == "run") return HandleRun(node, caller, request);
+  if (op == "ps") return HandlePs(node, caller);
+  if (op == "inspect") return HandleInspect(node, caller, request);
+  if (op == "dump") return HandleDump(node, caller, request, send_progress);
+  if (op == "restore") return HandleRestore(node, caller, request, send_progress);
+  if (op == "checkpoints") return HandleCheckpoints(node, caller, request);
+  if (op == "checkpoints_delete") return HandleDeleteCheckpoint(node, caller, request);
+  return InvalidArgumentError(fmt::format(
+      "unknown op \"{}\" (valid: ping, run, ps, inspect, dump, restore, checkpoints, "
+      "checkpoints_delete)", op));
+}
+
+}  // namespace cedana::daemon

@@ -1,0 +1,20 @@
+// Handlers: one function per request op of the node daemon's protocol (protocol/wire.h).
+// Each takes the request and the caller, may send progress messages, and returns the result
+// fields or an error. Thread-safe (Node is).
+#pragma once
+
+#include <functional>
+
+#include "daemon/node.h"
+#include "protocol/wire.h"
+
+namespace cedana::daemon {
+
+using SendProgress = std::function<void(const protocol::Message&)>;
+
+// Dispatches on request["op"]; kInvalidArgument for an unknown op (naming the valid ones).
+Result<protocol::Message> HandleRequest(Node& node, const Caller& caller,
+                                        const protocol::Message& request,
+                                        const SendProgress& send_progress);
+
+}  // namespace cedana::daemon

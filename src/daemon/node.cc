@@ -1,0 +1,49 @@
+#include "daemon/node.h"
+
+#include <pwd.h>
+
+#include <fmt/format.h>
+
+namespace cedana::daemon {
+
+Node::Node(Config config, engine::CriuClient criu, std::string cluster_key, std::string self_exe,
+           std::string hostname, std::string criu_version)
+    : config_(std::move(config)),
+      criu_(std::move(criu)),
+      cluster_key_(std::move(cluster_key)),
+      self_exe_(std::move(self_exe)),
+      hostname_(std::move(hostname)),
+      criu_version_(std::move(criu_version)),
+      records_(config_.state_dir) {}
+
+Result<std::unique_ptr<storage::CheckpointStore>> Node::OpenStore(const std::string& dir) const {
+  return storage::OpenStore(dir.empty() ? config_.checkpoint_dir : dir);
+}
+
+std::unique_lock<std::mutex> Node::LockWorkload(const std::string& id) {
+  std::mutex* mu;
+  {
+    std::lock_guard guard(locks_mu_);
+    auto& slot = locks_[id];
+    if (!slot) slot = std::make_unique<std::mutex>();
+    mu = slot.get();
+  }
+  return std::unique_lock<std::mutex>(*mu);
+}
+
+std::string UserName(uid_t uid) {
+  passwd pw{};
+  passwd* result = nullptr;
+  char buf[4096];
+  if (::getpwuid_r(uid, &pw, buf, sizeof buf, &result) == 0 && result != nullptr)
+    return result->pw_name;
+  return fmt::format("uid-{}", uid);
+}
+
+Status CheckOwner(const Caller& caller, uid_t owner, const std::string& what) {
+  if (caller.IsRoot() || caller.uid == owner) return OkStatus();
+  return PermissionDeniedError(fmt::format("{} belongs to {}, not to {}", what, UserName(owner),
+                                           UserName(caller.uid)));
+}
+
+}  // namespace cedana::daemon

@@ -1,0 +1,63 @@
+// Node: what every request handler of the node daemon shares: the frozen config, the CRIU
+// client, the cluster key, the workload records. Built once in daemon start-up, then read-only
+// apart from the per-workload locks. Thread-safe.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/config.h"
+#include "daemon/workload.h"
+#include "engine/criu_client.h"
+#include "storage/checkpoint_store.h"
+
+namespace cedana::daemon {
+
+// Who is asking, from SO_PEERCRED of the connection.
+struct Caller {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  pid_t pid = 0;
+  bool IsRoot() const { return uid == 0; }
+};
+
+class Node {
+ public:
+  Node(Config config, engine::CriuClient criu, std::string cluster_key, std::string self_exe,
+       std::string hostname, std::string criu_version);
+
+  const Config& config() const { return config_; }
+  const engine::CriuClient& criu() const { return criu_; }
+  const std::string& cluster_key() const { return cluster_key_; }
+  const std::string& self_exe() const { return self_exe_; }
+  const std::string& hostname() const { return hostname_; }
+  const std::string& criu_version() const { return criu_version_; }
+  const WorkloadRecords& records() const { return records_; }
+
+  // The store named by `dir`, or the configured checkpoint dir when empty.
+  Result<std::unique_ptr<storage::CheckpointStore>> OpenStore(const std::string& dir) const;
+  // One dump or restore at a time per workload.
+  std::unique_lock<std::mutex> LockWorkload(const std::string& id);
+
+ private:
+  const Config config_;
+  const engine::CriuClient criu_;
+  const std::string cluster_key_;
+  const std::string self_exe_;
+  const std::string hostname_;
+  const std::string criu_version_;
+  const WorkloadRecords records_;
+  std::mutex locks_mu_;
+  std::map<std::string, std::unique_ptr<std::mutex>> locks_;
+};
+
+// The user name of uid, or "uid-<n>" when it has none.
+std::string UserName(uid_t uid);
+// kPermissionDenied unless the caller is root or `owner`.
+Status CheckOwner(const Caller& caller, uid_t owner, const std::string& what);
+
+}  // namespace cedana::daemon

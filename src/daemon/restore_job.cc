@@ -1,0 +1,115 @@
+#include "daemon/restore_job.h"
+
+#include <fmt/format.h>
+
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/scope_exit.h"
+#include "daemon/supervisor.h"
+#include "image/catalog.h"
+#include "image/pack.h"
+
+namespace cedana::daemon {
+namespace {
+
+using Candidate = std::pair<storage::CheckpointRef, image::Manifest>;
+
+Result<std::vector<Candidate>> FindCandidates(Node& node, const Caller& caller,
+                                              storage::CheckpointStore& store,
+                                              const RestoreOptions& o) {
+  std::vector<Candidate> out;
+  if (!o.checkpoint_id.empty()) {
+    CEDANA_ASSIGN_OR_RETURN(Candidate c, image::FindById(store, o.checkpoint_id));
+    CEDANA_RETURN_IF_ERROR(CheckOwner(caller, c.second.owner_uid, "checkpoint " + c.second.id));
+    out.push_back(std::move(c));
+    return out;
+  }
+  CEDANA_RETURN_IF_ERROR(ValidateLabel(o.label));
+  std::optional<std::string> owner;
+  if (!caller.IsRoot()) owner = UserName(caller.uid);
+  CEDANA_ASSIGN_OR_RETURN(auto manifests, image::ListManifests(store, owner, o.label));
+  for (auto& m : manifests) {
+    storage::CheckpointRef ref{m.owner, m.label, m.id};
+    out.emplace_back(ref, std::move(m));
+  }
+  if (out.empty())
+    return NotFoundError(fmt::format("no checkpoint of label {} in {}", o.label, store.Describe()));
+  return out;
+}
+
+// Verifies, unpacks and restores one checkpoint. The images dir is removed in every case.
+Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, const Candidate& c,
+                                  const RestoreOptions& o, const RestoreProgress& progress) {
+  const auto& [ref, m] = c;
+  CEDANA_RETURN_IF_ERROR(image::VerifyManifest(m, node.cluster_key()));
+  const Config& cfg = node.config();
+  std::string images_dir = cfg.work_dir + "/restore-" + m.id + "-" + NewId("");
+  ScopeExit remove_images([&] { (void)fs::RemoveTree(images_dir); });
+  CEDANA_RETURN_IF_ERROR(fs::MakeDirs(images_dir, 0700));
+  image::ProgressFn unpack_progress;
+  if (progress) unpack_progress = [&](uint64_t d, uint64_t t) { progress("unpacking", d, t); };
+  CEDANA_RETURN_IF_ERROR(image::UnpackToImagesDir(store, ref, m, images_dir, unpack_progress));
+
+  WorkloadSpec spec;
+  spec.id = NewId("wl-");
+  spec.label = m.label;
+  spec.mode = "restore";
+  spec.argv = m.workload.value("argv", std::vector<std::string>{});
+  spec.cwd = m.workload.value("cwd", "/");
+  spec.uid = m.owner_uid;
+  spec.gid = m.owner_gid;
+  spec.job_id = o.job_id.empty() ? m.job_id : o.job_id;
+  spec.created_at_ms = NowMs();
+  spec.stdout_path = o.stdout_path.empty() ? m.workload.value("stdout_path", "") : o.stdout_path;
+  if (spec.stdout_path.empty()) spec.stdout_path = node.records().DirOf(spec.id) + "/output.log";
+  spec.stderr_path = !o.stderr_path.empty() ? o.stderr_path
+                     : !o.stdout_path.empty() ? o.stdout_path
+                                              : m.workload.value("stderr_path", spec.stdout_path);
+  spec.images_dir = images_dir;
+  spec.restored_from = m.id;
+  spec.dumped_stdout_ino = m.workload.value("stdout_ino", uint64_t{0});
+  spec.dumped_stderr_ino = m.workload.value("stderr_ino", uint64_t{0});
+  spec.criu_binary = node.criu().settings().binary;
+  spec.criu_timeout_seconds = static_cast<int>(node.criu().settings().timeout.count());
+  spec.criu_no_breakpoints = node.criu().settings().no_breakpoints;
+  CEDANA_RETURN_IF_ERROR(node.records().Create(spec));
+
+  if (progress) progress("restoring", 0, 0);
+  Result<SupervisorStarted> started =
+      LaunchSupervisor(node.records(), spec.id, node.self_exe(), spec.criu_timeout_seconds + 30);
+  if (!started.has_value()) {
+    (void)node.records().Remove(spec.id);
+    return started.error();
+  }
+  log::Info("restore: checkpoint {} restored as workload {} (pid {})", m.id, spec.id, started->pid);
+  return RestoreOutcome{spec.id, started->pid, m.id, spec.stdout_path, {}};
+}
+
+}  // namespace
+
+Result<RestoreOutcome> RunRestore(Node& node, const Caller& caller, const RestoreOptions& options,
+                                  const RestoreProgress& progress) {
+  if (options.checkpoint_id.empty() == options.label.empty())
+    return InvalidArgumentError("give either a checkpoint id or --label, not both or neither");
+  CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(options.dir));
+  CEDANA_ASSIGN_OR_RETURN(auto candidates, FindCandidates(node, caller, *store, options));
+  std::vector<std::string> skipped;
+  Status last;
+  for (const auto& c : candidates) {
+    Result<RestoreOutcome> r = RestoreOne(node, *store, c, options, progress);
+    if (r.has_value()) {
+      r->skipped = skipped;
+      return r;
+    }
+    last = r.error().WithContext("checkpoint " + c.second.id);
+    log::Warn("restore: {}", last.ToString());
+    skipped.push_back(fmt::format("{}: {}", c.second.id, r.error().message()));
+  }
+  if (candidates.size() == 1) return last;
+  std::string all;
+  for (const auto& s : skipped) all += "\n  " + s;
+  return Status(last.code(), fmt::format("no checkpoint of label {} could be restored:{}",
+                                         options.label, all));
+}
+
+}  // namespace cedana::daemon

@@ -1,0 +1,38 @@
+// RestoreJob: finds a checkpoint (by id, or the newest good one of a label), verifies its MAC
+// and every stream's checksum while unpacking into a local images dir (CRIU sees no byte that
+// was not verified), and has a new supervisor restore it. With a label, a checkpoint that fails
+// verification or restore is skipped and the next older one is tried; nothing is deleted.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "daemon/node.h"
+
+namespace cedana::daemon {
+
+struct RestoreOptions {
+  std::string checkpoint_id;  // this checkpoint, or
+  std::string label;          // the newest good checkpoint of this label
+  std::string dir;            // checkpoint dir; "" = configured
+  std::string stdout_path;    // "" = where the dumped workload wrote (appended)
+  std::string stderr_path;
+  std::string job_id;
+};
+
+struct RestoreOutcome {
+  std::string workload_id;
+  pid_t pid = 0;
+  std::string checkpoint_id;
+  std::string stdout_path;
+  std::vector<std::string> skipped;  // "<id>: <why>" for each checkpoint that was passed over
+};
+
+using RestoreProgress = std::function<void(const std::string& phase, uint64_t done, uint64_t total)>;
+
+Result<RestoreOutcome> RunRestore(Node& node, const Caller& caller, const RestoreOptions& options,
+                                  const RestoreProgress& progress);
+
+}  // namespace cedana::daemon

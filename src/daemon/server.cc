@@ -1,0 +1,193 @@
+#include "daemon/server.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/unique_fd.h"
+#include "common/version.h"
+#include "daemon/handlers.h"
+#include "engine/breakpoint_probe.h"
+#include "protocol/client.h"
+
+namespace cedana::daemon {
+namespace {
+
+Result<std::string> LoadOrCreateClusterKey(const std::string& path) {
+  if (fs::Exists(path)) {
+    CEDANA_ASSIGN_OR_RETURN(std::string key, fs::ReadFile(path));
+    while (!key.empty() && (key.back() == '\n' || key.back() == ' ')) key.pop_back();
+    if (key.size() < 32) return FailedPreconditionError("cluster key " + path + " is too short");
+    return key;
+  }
+  CEDANA_RETURN_IF_ERROR(fs::MakeDirs(std::filesystem::path(path).parent_path().string(), 0755));
+  std::random_device rd;
+  std::string key;
+  for (int i = 0; i < 32; ++i) key += fmt::format("{:02x}", rd() & 0xff);
+  CEDANA_RETURN_IF_ERROR(fs::WriteFileAtomic(path, key + "\n", 0600));
+  log::Info("daemon: created cluster key {} (copy it to every node of the cluster)", path);
+  return key;
+}
+
+Result<bool> DecideNoBreakpoints(const std::string& mode) {
+  if (mode == "on") return true;
+  if (mode == "off") return false;
+  CEDANA_ASSIGN_OR_RETURN(bool works, engine::HardwareBreakpointsWork());
+  if (!works)
+    log::Warn("daemon: hardware breakpoints do not work on this machine; running CRIU with its "
+              "no-breakpoint fallback (CRIU_FAULT=130)");
+  return !works;
+}
+
+Result<UniqueFd> Listen(const std::string& path) {
+  // A live daemon on the socket is an error; a stale socket file is replaced.
+  if (fs::Exists(path)) {
+    if (protocol::CallDaemon(path, {{"op", "ping"}}).has_value())
+      return AlreadyExistsError("a cedana daemon is already listening on " + path);
+    ::unlink(path.c_str());
+  }
+  CEDANA_RETURN_IF_ERROR(fs::MakeDirs(std::filesystem::path(path).parent_path().string(), 0755));
+  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return ErrnoStatus(errno, "socket");
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) return InvalidArgumentError("socket path too long: " + path);
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+    return ErrnoStatus(errno, "binding " + path);
+  // Every user may connect; each request is authorised by the peer's credentials.
+  ::chmod(path.c_str(), 0666);
+  if (::listen(fd.get(), 64) != 0) return ErrnoStatus(errno, "listening on " + path);
+  return fd;
+}
+
+void ServeConnection(Node& node, UniqueFd conn) {
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (::getsockopt(conn.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return;
+  Caller caller{cred.uid, cred.gid, cred.pid};
+  protocol::MessageReader reader(conn.get());
+  Result<protocol::Message> req = reader.Read();
+  if (!req.has_value()) return;
+  std::string op = req->value("op", "");
+  Result<protocol::Message> result = InternalError("unhandled");
+  try {
+    result = HandleRequest(node, caller, *req, [&](const protocol::Message& m) {
+      (void)protocol::WriteMessage(conn.get(), m);
+    });
+  } catch (const std::exception& e) {
+    result = InternalError(std::string("unexpected exception: ") + e.what());
+  }
+  if (result.has_value()) {
+    (void)protocol::WriteMessage(conn.get(), protocol::OkResult(std::move(result).value()));
+  } else {
+    if (op != "ping") log::Warn("daemon: {} from uid {}: {}", op, caller.uid, result.error().ToString());
+    (void)protocol::WriteMessage(conn.get(), protocol::ErrorResult(result.error()));
+  }
+}
+
+std::string Hostname() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+std::string SelfExe() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? "/usr/local/bin/cedana" : p.string();
+}
+
+}  // namespace
+
+int RunDaemon(const Config& config) {
+  log::SetSink(log::StderrAndFileSink(config.log_file));
+  log::Level level = log::Level::kInfo;
+  log::ParseLevel(config.log_level, &level);
+  log::SetLevel(level);
+  if (!config.log_file.empty())
+    (void)fs::MakeDirs(std::filesystem::path(config.log_file).parent_path().string(), 0755);
+  log::SetSink(log::StderrAndFileSink(config.log_file));
+
+  auto fail = [](const Status& s) {
+    log::Error("daemon: cannot start: {}", s.ToString());
+    return 1;
+  };
+  for (const auto& dir : {config.state_dir + "/workloads", config.work_dir})
+    if (Status s = fs::MakeDirs(dir, 0711); !s.ok()) return fail(s);
+
+  Result<bool> no_breakpoints = DecideNoBreakpoints(config.criu_no_breakpoints);
+  if (!no_breakpoints.has_value()) return fail(no_breakpoints.error());
+  engine::CriuSettings settings{config.criu_binary, std::chrono::seconds(config.criu_timeout_seconds),
+                                *no_breakpoints};
+  Result<engine::CriuClient> criu = engine::CriuClient::Create(settings);
+  if (!criu.has_value()) return fail(criu.error());
+  Result<std::string> criu_version = criu->Version();
+  if (!criu_version.has_value()) return fail(criu_version.error());
+  Result<std::string> key = LoadOrCreateClusterKey(config.cluster_key_file);
+  if (!key.has_value()) return fail(key.error());
+
+  // Block the stop signals and read them from a signalfd in the accept loop.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  ::pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+  UniqueFd sigfd(::signalfd(-1, &stop, SFD_CLOEXEC));
+
+  Result<UniqueFd> listener = Listen(config.socket_path);
+  if (!listener.has_value()) return fail(listener.error());
+  Node node(config, std::move(criu).value(), *key, SelfExe(), Hostname(), *criu_version);
+
+  int running = 0;
+  if (auto ids = node.records().List(); ids.has_value())
+    for (const auto& id : *ids)
+      if (auto st = node.records().LoadState(id); st.has_value() && st->status == WorkloadStatus::kRunning)
+        ++running;
+  log::Info("daemon: cedana {} listening on {} (criu {} at {}, no-breakpoints {}, {} running "
+            "workloads found)", kVersion, config.socket_path, *criu_version,
+            node.criu().settings().binary, *no_breakpoints ? "on" : "off", running);
+
+  std::atomic<int> active{0};
+  for (;;) {
+    pollfd fds[2] = {{listener->get(), POLLIN, 0}, {sigfd.get(), POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
+    if (fds[1].revents & POLLIN) {
+      signalfd_siginfo si{};
+      if (::read(sigfd.get(), &si, sizeof si) > 0)
+        log::Info("daemon: signal {} received, stopping (workloads keep running)", si.ssi_signo);
+      break;
+    }
+    if (fds[0].revents & POLLIN) {
+      UniqueFd conn(::accept4(listener->get(), nullptr, nullptr, SOCK_CLOEXEC));
+      if (!conn.valid()) continue;
+      ++active;
+      std::thread([&node, &active, c = std::move(conn)]() mutable {
+        ServeConnection(node, std::move(c));
+        --active;
+      }).detach();
+    }
+  }
+  ::unlink(config.socket_path.c_str());
+  // Requests in flight (a dump) finish before we exit: a half-done dump must roll back itself.
+  for (int i = 0; i < 600 && active.load() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  return 0;
+}
+
+}  // namespace cedana::daemon

@@ -1,0 +1,309 @@
+#include "daemon/supervisor.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/unique_fd.h"
+#include "engine/criu_client.h"
+#include "protocol/wire.h"
+
+extern char** environ;
+
+namespace cedana::daemon {
+namespace {
+
+using nlohmann::json;
+
+// What the daemon waits for on the report pipe.
+void Report(int fd, const Status& status, pid_t pid) {
+  json j = status.ok() ? json{{"ok", true}, {"pid", pid}, {"supervisor_pid", ::getpid()}}
+                       : protocol::ErrorResult(status);
+  std::string line = j.dump() + "\n";
+  if (::write(fd, line.data(), line.size()) < 0) {
+    // The daemon gave up waiting; state.json still tells the outcome.
+  }
+  ::close(fd);
+}
+
+uint64_t InodeOf(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 ? st.st_ino : 0;
+}
+
+Result<UniqueFd> OpenOutput(const std::string& path, const WorkloadSpec& spec) {
+  bool existed = fs::Exists(path);
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+  if (!fd.valid()) return ErrnoStatus(errno, "opening output file " + path);
+  if (!existed && ::fchown(fd.get(), spec.uid, spec.gid) != 0) {
+    // Not fatal: root-squashed NFS refuses chown; the file stays readable.
+  }
+  return fd;
+}
+
+struct Pipes {
+  UniqueFd out_r, out_w, err_r, err_w;
+};
+
+Result<Pipes> MakePipes() {
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) return ErrnoStatus(errno, "creating stdout pipe");
+  if (::pipe2(err, O_CLOEXEC) != 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    return ErrnoStatus(errno, "creating stderr pipe");
+  }
+  return Pipes{UniqueFd(out[0]), UniqueFd(out[1]), UniqueFd(err[0]), UniqueFd(err[1])};
+}
+
+// Starts argv as the init of a new PID namespace and session leader in it (CRIU needs the
+// session leader inside the namespace it dumps).
+Result<pid_t> StartInNewPidNamespace(const WorkloadSpec& spec, Pipes& pipes) {
+  if (spec.argv.empty()) return InvalidArgumentError("empty command");
+  // Everything the child needs is prepared before the clone: after it, only syscalls.
+  std::vector<char*> argv, envp;
+  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  for (const auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  int err_pipe[2];
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) return ErrnoStatus(errno, "creating exec pipe");
+  UniqueFd err_r(err_pipe[0]), err_w(err_pipe[1]);
+  UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+
+  pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0));
+  if (pid < 0) return ErrnoStatus(errno, "clone(CLONE_NEWPID)");
+  if (pid == 0) {
+    auto fail = [&](const char* stage) {
+      int e = errno;
+      char msg[256];
+      int n = std::snprintf(msg, sizeof msg, "%s: %s", stage, std::strerror(e));
+      if (::write(err_w.get(), msg, n) < 0) {
+      }
+      ::_exit(127);
+    };
+    ::setsid();
+    if (::dup2(devnull.get(), 0) < 0 || ::dup2(pipes.out_w.get(), 1) < 0 ||
+        ::dup2(pipes.err_w.get(), 2) < 0)
+      fail("redirecting stdio");
+    for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
+    if (::setgroups(spec.groups.size(), spec.groups.data()) != 0) fail("setgroups");
+    if (::setgid(spec.gid) != 0) fail("setgid");
+    if (::setuid(spec.uid) != 0) fail("setuid");
+    if (::chdir(spec.cwd.c_str()) != 0) fail(("chdir " + spec.cwd).c_str());
+    environ = envp.data();
+    ::execvp(argv[0], argv.data());
+    fail(("exec " + spec.argv[0]).c_str());
+  }
+  err_w.Reset();
+  char buf[512];
+  ssize_t n = ::read(err_r.get(), buf, sizeof buf);
+  if (n > 0) {
+    int st;
+    ::waitpid(pid, &st, 0);
+    return InvalidArgumentError("starting the workload: " + std::string(buf, n));
+  }
+  return pid;
+}
+
+Result<pid_t> RestoreWithCriu(const WorkloadSpec& spec, Pipes& pipes) {
+  engine::CriuSettings settings{spec.criu_binary, std::chrono::seconds(spec.criu_timeout_seconds),
+                                spec.criu_no_breakpoints};
+  CEDANA_ASSIGN_OR_RETURN(engine::CriuClient criu, engine::CriuClient::Create(settings));
+  engine::RestoreRequest req;
+  req.images_dir = spec.images_dir;
+  // The workload wrote to pipes; reconnect its ends to the new pipes of this attempt.
+  if (spec.dumped_stdout_ino != 0)
+    req.inherit_fds.emplace_back(fmt::format("pipe:[{}]", spec.dumped_stdout_ino), pipes.out_w.get());
+  if (spec.dumped_stderr_ino != 0)
+    req.inherit_fds.emplace_back(fmt::format("pipe:[{}]", spec.dumped_stderr_ino), pipes.err_w.get());
+  req.shell_job = spec.dumped_stdout_ino == 0;  // a --pid dump of a process we did not start
+  return criu.Restore(req);
+}
+
+// Copies what is readable from `from` to `to`; false at end of stream.
+bool Relay(int from, int to) {
+  char buf[65536];
+  ssize_t n = ::read(from, buf, sizeof buf);
+  if (n < 0) return errno == EINTR || errno == EAGAIN;
+  if (n == 0) return false;
+  ssize_t off = 0;
+  while (off < n) {
+    ssize_t w = ::write(to, buf + off, n - off);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return true;  // output unwritable (disk full): drop, keep draining the pipe
+    }
+    off += w;
+  }
+  return true;
+}
+
+// Relays output until the workload has exited and its pipes are closed; records the exit.
+void SuperviseUntilExit(WorkloadRecords& records, const std::string& id, WorkloadState state,
+                        UniqueFd out_r, UniqueFd err_r, int out_file, int err_file) {
+  bool exited = false;
+  std::chrono::steady_clock::time_point exited_at;
+  while (true) {
+    pollfd fds[2] = {{out_r.get(), POLLIN, 0}, {err_r.get(), POLLIN, 0}};
+    ::poll(fds, 2, 200);
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+        bool more = Relay(fds[i].fd, i == 0 ? out_file : err_file);
+        if (!more) (i == 0 ? out_r : err_r).Reset();
+      }
+    }
+    int st = 0;
+    pid_t r;
+    // We are a subreaper: reap everything, note our workload's end.
+    while ((r = ::waitpid(-1, &st, WNOHANG)) > 0) {
+      if (r == state.pid && !exited) {
+        exited = true;
+        exited_at = std::chrono::steady_clock::now();
+        state.status = WorkloadStatus::kExited;
+        state.ended_at_ms = NowMs();
+        if (WIFEXITED(st)) {
+          state.exit_code = WEXITSTATUS(st);
+        } else if (WIFSIGNALED(st)) {
+          state.signal = WTERMSIG(st);
+          state.exit_code = 128 + state.signal;
+        }
+      }
+    }
+    if (r < 0 && errno == ECHILD && !exited) {
+      // The workload is gone but we missed its status (should not happen): record it.
+      exited = true;
+      exited_at = std::chrono::steady_clock::now();
+      state.status = WorkloadStatus::kExited;
+      state.ended_at_ms = NowMs();
+    }
+    bool pipes_done = !out_r.valid() && !err_r.valid();
+    if (exited && (pipes_done || std::chrono::steady_clock::now() - exited_at > std::chrono::seconds(5)))
+      break;
+  }
+  if (Status s = records.SaveState(id, state); !s.ok())
+    log::Error("supervisor: workload {}: recording exit: {}", id, s.ToString());
+  log::Info("supervisor: workload {} exited with {}", id, state.exit_code);
+}
+
+}  // namespace
+
+int RunSupervisor(const std::string& workload_dir, int report_fd) {
+  std::filesystem::path dir(workload_dir);
+  std::string id = dir.filename().string();
+  WorkloadRecords records(dir.parent_path().parent_path().string());
+  log::SetSink(log::StderrAndFileSink(workload_dir + "/supervisor.log"));
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  ::signal(SIGPIPE, SIG_IGN);
+  ::signal(SIGHUP, SIG_IGN);
+  ::signal(SIGINT, SIG_IGN);
+
+  WorkloadState state;
+  state.supervisor_pid = ::getpid();
+  state.started_at_ms = NowMs();
+  auto fail = [&](const Status& s) {
+    state.status = WorkloadStatus::kFailed;
+    state.error = s.message();
+    state.ended_at_ms = NowMs();
+    (void)records.SaveState(id, state);
+    log::Error("supervisor: workload {}: {}", id, s.ToString());
+    Report(report_fd, s, 0);
+    return 1;
+  };
+
+  Result<WorkloadSpec> spec = records.LoadSpec(id);
+  if (!spec.has_value()) return fail(spec.error());
+  Result<UniqueFd> out_file = OpenOutput(spec->stdout_path, *spec);
+  if (!out_file.has_value()) return fail(out_file.error());
+  UniqueFd err_file_owned;
+  int err_file = out_file->get();
+  if (spec->stderr_path != spec->stdout_path) {
+    Result<UniqueFd> f = OpenOutput(spec->stderr_path, *spec);
+    if (!f.has_value()) return fail(f.error());
+    err_file_owned = std::move(f).value();
+    err_file = err_file_owned.get();
+  }
+  Result<Pipes> pipes = MakePipes();
+  if (!pipes.has_value()) return fail(pipes.error());
+
+  Result<pid_t> pid = spec->mode == "restore" ? RestoreWithCriu(*spec, *pipes)
+                                              : StartInNewPidNamespace(*spec, *pipes);
+  if (!pid.has_value()) return fail(pid.error());
+
+  state.pid = *pid;
+  state.status = WorkloadStatus::kRunning;
+  state.stdout_ino = InodeOf(pipes->out_w.get());
+  state.stderr_ino = InodeOf(pipes->err_w.get());
+  // Only the workload holds the write ends now, so its exit closes the pipes.
+  pipes->out_w.Reset();
+  pipes->err_w.Reset();
+  if (Status s = records.SaveState(id, state); !s.ok()) {
+    ::kill(state.pid, SIGKILL);
+    return fail(s.WithContext("recording state"));
+  }
+  log::Info("supervisor: workload {} {} as pid {}", id,
+            spec->mode == "restore" ? "restored" : "started", state.pid);
+  Report(report_fd, OkStatus(), state.pid);
+  SuperviseUntilExit(records, id, state, std::move(pipes->out_r), std::move(pipes->err_r),
+                     out_file->get(), err_file);
+  return 0;
+}
+
+Result<SupervisorStarted> LaunchSupervisor(const WorkloadRecords& records, const std::string& id,
+                                           const std::string& self_exe, int timeout_seconds) {
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) return ErrnoStatus(errno, "creating report pipe");
+  UniqueFd report_r(report[0]), report_w(report[1]);
+  std::string dir = records.DirOf(id);
+  std::string fd_arg = std::to_string(report_w.get());
+  const char* argv[] = {self_exe.c_str(), "shim", "--dir", dir.c_str(), "--report-fd",
+                        fd_arg.c_str(), nullptr};
+  pid_t child = ::fork();
+  if (child < 0) return ErrnoStatus(errno, "fork for the supervisor");
+  if (child == 0) {
+    // Double fork into a new session: the supervisor is nobody's child but init's, so the
+    // daemon can exit or restart without touching it.
+    ::setsid();
+    if (::fork() != 0) ::_exit(0);
+    int devnull = ::open("/dev/null", O_RDWR);
+    ::dup2(devnull, 0);
+    ::dup2(devnull, 1);
+    ::dup2(devnull, 2);
+    ::fcntl(report_w.get(), F_SETFD, 0);
+    ::execv(self_exe.c_str(), const_cast<char* const*>(argv));
+    ::_exit(127);
+  }
+  report_w.Reset();
+  int st;
+  ::waitpid(child, &st, 0);
+
+  protocol::MessageReader reader(report_r.get());
+  pollfd p{report_r.get(), POLLIN, 0};
+  int ready = ::poll(&p, 1, timeout_seconds * 1000);
+  if (ready == 0)
+    return DeadlineExceededError(fmt::format("workload {}: supervisor did not report within {} s",
+                                             id, timeout_seconds));
+  Result<protocol::Message> m = reader.Read();
+  if (!m.has_value())
+    return UnavailableError(fmt::format(
+        "workload {}: supervisor exited before reporting (see {}/supervisor.log)", id, dir));
+  if (!m->value("ok", false)) return protocol::StatusFromResult(*m);
+  return SupervisorStarted{m->value("pid", 0), m->value("supervisor_pid", 0)};
+}
+
+}  // namespace cedana::daemon

@@ -1,0 +1,99 @@
+// Workload: a process tree the node daemon manages, recorded in <state_dir>/workloads/<id>/.
+//   spec.json   what to run or restore (written by the daemon before the supervisor starts)
+//   state.json  what the supervisor reports (status, host pid, exit) - owned by the supervisor
+//   end.json    why the daemon ended it (a checkpoint that stopped it) - owned by the daemon
+//   output.log  the workload's stdout/stderr, unless the spec names other files
+// The records outlive the daemon, so a restarted daemon finds every running workload again.
+// WorkloadRecords is thread-safe (it only reads and atomically replaces files).
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+
+namespace cedana::daemon {
+
+struct WorkloadSpec {
+  std::string id;
+  std::string label;
+  std::string mode = "run";  // "run": exec argv; "restore": criu restore images_dir
+  std::vector<std::string> argv;
+  std::vector<std::string> env;  // KEY=VALUE
+  std::string cwd = "/";
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+  std::string stdout_path;  // appended to
+  std::string stderr_path;  // appended to; may equal stdout_path
+  std::string job_id;       // SLURM job id, if any
+  int64_t created_at_ms = 0;
+  // restore mode
+  std::string images_dir;
+  std::string restored_from;          // checkpoint id
+  uint64_t dumped_stdout_ino = 0;     // pipe inodes in the images (CRIU inherit-fd keys)
+  uint64_t dumped_stderr_ino = 0;
+  // CRIU settings resolved by the daemon
+  std::string criu_binary;
+  int criu_timeout_seconds = 120;
+  bool criu_no_breakpoints = false;
+};
+
+enum class WorkloadStatus { kStarting, kRunning, kExited, kFailed };
+
+struct WorkloadState {
+  WorkloadStatus status = WorkloadStatus::kStarting;
+  pid_t pid = 0;             // host pid of the workload's init
+  pid_t supervisor_pid = 0;
+  uint64_t stdout_ino = 0;   // inodes of the pipes the workload writes to now
+  uint64_t stderr_ino = 0;
+  int exit_code = -1;        // exit status, or 128+signal
+  int signal = 0;
+  std::string error;         // why it failed to start
+  int64_t started_at_ms = 0;
+  int64_t ended_at_ms = 0;
+};
+
+// Why the daemon ended a workload.
+struct WorkloadEnd {
+  std::string checkpoint_id;  // the dump that stopped it
+};
+
+std::string StatusName(WorkloadStatus s);
+
+nlohmann::json SpecToJson(const WorkloadSpec& spec);
+Result<WorkloadSpec> SpecFromJson(const nlohmann::json& j);
+nlohmann::json StateToJson(const WorkloadState& state);
+Result<WorkloadState> StateFromJson(const nlohmann::json& j);
+
+class WorkloadRecords {
+ public:
+  explicit WorkloadRecords(std::string state_dir);
+
+  std::string DirOf(const std::string& id) const;
+  Status Create(const WorkloadSpec& spec) const;  // makes the dir and writes spec.json
+  Result<WorkloadSpec> LoadSpec(const std::string& id) const;
+  Result<WorkloadState> LoadState(const std::string& id) const;
+  Status SaveState(const std::string& id, const WorkloadState& state) const;
+  std::optional<WorkloadEnd> LoadEnd(const std::string& id) const;
+  Status SaveEnd(const std::string& id, const WorkloadEnd& end) const;
+  Status Remove(const std::string& id) const;
+  // Ids of all recorded workloads, oldest first.
+  Result<std::vector<std::string>> List() const;
+
+ private:
+  std::string root_;  // <state_dir>/workloads
+};
+
+// A fresh random id with a prefix: "wl-3f9a0c12".
+std::string NewId(const std::string& prefix);
+int64_t NowMs();
+// Letters, digits, '.', '_' and '-', 1..128 chars, not starting with '.' or '-'.
+Status ValidateLabel(const std::string& label);
+
+}  // namespace cedana::daemon

@@ -1,0 +1,55 @@
+#include "daemon/workload.h"
+
+#include <gtest/gtest.h>
+
+#include "common/fs.h"
+
+namespace cedana::daemon {
+namespace {
+
+TEST(WorkloadTest, LabelValidation) {
+  for (std::string ok : std::vector<std::string>{"victim", "a", "job_1.2-x", std::string(128, 'a')})
+    EXPECT_TRUE(ValidateLabel(ok).ok()) << ok;
+  for (std::string bad : std::vector<std::string>{"", ".hidden", "-x", "a/b", "a b", "x;y", std::string(129, 'a'), "..", "é"}) {
+    Status s = ValidateLabel(bad);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << bad;
+    EXPECT_NE(s.message().find("letters, digits"), std::string::npos);
+  }
+}
+
+TEST(WorkloadTest, RecordsRoundTrip) {
+  std::string dir = ::testing::TempDir() + "/records-" + NewId("");
+  WorkloadRecords records(dir);
+  WorkloadSpec spec;
+  spec.id = NewId("wl-");
+  spec.label = "counting";
+  spec.argv = {"bash", "-c", "echo hi"};
+  spec.uid = 1000;
+  spec.created_at_ms = NowMs();
+  ASSERT_TRUE(records.Create(spec).ok());
+  auto loaded = records.LoadSpec(spec.id);
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(loaded->argv, spec.argv);
+  EXPECT_EQ(loaded->uid, 1000u);
+
+  WorkloadState state;
+  state.status = WorkloadStatus::kRunning;
+  state.pid = 1234;
+  state.stdout_ino = 99;
+  ASSERT_TRUE(records.SaveState(spec.id, state).ok());
+  auto st = records.LoadState(spec.id);
+  EXPECT_EQ(st->status, WorkloadStatus::kRunning);
+  EXPECT_EQ(st->stdout_ino, 99u);
+  EXPECT_FALSE(records.LoadEnd(spec.id).has_value());
+  ASSERT_TRUE(records.SaveEnd(spec.id, {"ckpt-1"}).ok());
+  EXPECT_EQ(records.LoadEnd(spec.id)->checkpoint_id, "ckpt-1");
+  EXPECT_EQ(records.List().value(), std::vector<std::string>{spec.id});
+  EXPECT_EQ(records.LoadSpec("wl-missing").error().code(), Code::kNotFound);
+  EXPECT_EQ(records.LoadSpec("../etc").error().code(), Code::kNotFound);
+  ASSERT_TRUE(records.Remove(spec.id).ok());
+  EXPECT_TRUE(records.List()->empty());
+  (void)fs::RemoveTree(dir);
+}
+
+}  // namespace
+}  // namespace cedana::daemon

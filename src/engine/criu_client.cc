@@ -1,0 +1,273 @@
+#include "engine/criu_client.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <deque>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "common/log.h"
+#include "common/unique_fd.h"
+#include "engine/process_tree.h"
+#include "engine/rpc.pb.h"
+
+namespace cedana::engine {
+namespace {
+
+constexpr size_t kMaxMessage = 1 << 20;
+constexpr const char* kCriuFaultNoBreakpoints = "130";  // CRIU's "no hw breakpoints" fault code
+
+bool IsExecutable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
+
+// One running `criu swrk`: its pid and our end of the socketpair.
+struct SwrkProcess {
+  pid_t pid = -1;
+  UniqueFd sock;
+};
+
+// Starts `criu swrk <fd>`. `keep_fds` are left open (without CLOEXEC) in CRIU for inherit-fd.
+Result<SwrkProcess> StartSwrk(const CriuSettings& settings, const std::vector<int>& keep_fds) {
+  int sv[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+    return ErrnoStatus(errno, "socketpair for criu swrk");
+  UniqueFd ours(sv[0]), theirs(sv[1]);
+  std::string fd_arg = std::to_string(theirs.get());
+  pid_t pid = ::fork();
+  if (pid < 0) return ErrnoStatus(errno, "fork for criu swrk");
+  if (pid == 0) {
+    // Child: only async-signal-safe calls from here on.
+    ::fcntl(theirs.get(), F_SETFD, 0);
+    for (int fd : keep_fds) ::fcntl(fd, F_SETFD, 0);
+    if (settings.no_breakpoints) ::setenv("CRIU_FAULT", kCriuFaultNoBreakpoints, 1);
+    // CRIU must not die with our terminal's signals; we stop it ourselves at the deadline.
+    ::signal(SIGINT, SIG_IGN);
+    const char* argv[] = {settings.binary.c_str(), "swrk", fd_arg.c_str(), nullptr};
+    ::execv(settings.binary.c_str(), const_cast<char* const*>(argv));
+    ::_exit(127);
+  }
+  return SwrkProcess{pid, std::move(ours)};
+}
+
+Status SendRequest(int sock, const criu_req& req) {
+  std::string data;
+  if (!req.SerializeToString(&data)) return InternalError("serializing criu request");
+  if (::send(sock, data.data(), data.size(), MSG_NOSIGNAL) < 0)
+    return ErrnoStatus(errno, "sending request to criu");
+  return OkStatus();
+}
+
+// Waits for one response until `deadline`; kDeadlineExceeded past it.
+Result<criu_resp> ReceiveResponse(int sock, std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return DeadlineExceededError("criu did not answer in time");
+    pollfd p{sock, POLLIN, 0};
+    int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    if (r < 0 && errno != EINTR) return ErrnoStatus(errno, "waiting for criu");
+    if (r <= 0) continue;
+    std::string buf(kMaxMessage, '\0');
+    ssize_t n = ::recv(sock, buf.data(), buf.size(), 0);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, "reading criu's answer");
+    }
+    if (n == 0) return UnavailableError("criu exited without answering");
+    criu_resp resp;
+    if (!resp.ParseFromArray(buf.data(), static_cast<int>(n)))
+      return InternalError("criu sent an unparsable answer");
+    return resp;
+  }
+}
+
+// Reaps CRIU; kills it first when `kill_first`.
+void Reap(pid_t pid, bool kill_first) {
+  if (kill_first) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+Status ResponseError(const criu_resp& resp, const std::string& what, const std::string& log) {
+  std::string msg = fmt::format("criu {} failed", what);
+  if (resp.has_cr_errmsg() && !resp.cr_errmsg().empty()) msg += ": " + resp.cr_errmsg();
+  int err = resp.has_cr_errno() ? resp.cr_errno() : 0;
+  if (err != 0) msg += fmt::format(" ({})", std::strerror(err));
+  std::string tail = LogTail(log);
+  if (!tail.empty()) msg += "\n--- last lines of " + log + " ---\n" + tail;
+  // CRIU failures are retryable as a whole operation unless they are about permissions.
+  Code code = (err == EPERM || err == EACCES) ? Code::kPermissionDenied : Code::kAborted;
+  return Status(code, msg, err);
+}
+
+// Runs one request through a fresh `criu swrk`. On deadline CRIU is killed.
+Result<criu_resp> Call(const CriuSettings& settings, const criu_req& req,
+                       const std::vector<int>& keep_fds) {
+  CEDANA_ASSIGN_OR_RETURN(SwrkProcess criu, StartSwrk(settings, keep_fds));
+  auto deadline = std::chrono::steady_clock::now() + settings.timeout;
+  if (Status s = SendRequest(criu.sock.get(), req); !s.ok()) {
+    Reap(criu.pid, true);
+    return s;
+  }
+  Result<criu_resp> resp = ReceiveResponse(criu.sock.get(), deadline);
+  // CRIU exits after one request (no keep_open); kill it if it is stuck or already answered
+  // but lingers.
+  criu.sock.Reset();
+  Reap(criu.pid, !resp.has_value());
+  return resp;
+}
+
+// CRIU opens the images dir through /proc/<our pid>/fd/<fd> (the peer of the socketpair), so the
+// fd stays in our process; a plain images_dir path is not usable over RPC in CRIU 4.1.
+Result<UniqueFd> OpenImagesDir(const std::string& images_dir) {
+  UniqueFd fd(::open(images_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoStatus(errno, "opening images dir " + images_dir);
+  return fd;
+}
+
+void FillCommon(criu_opts* opts, int images_dir_fd, const char* log_file) {
+  opts->set_images_dir_fd(images_dir_fd);
+  opts->set_log_file(log_file);
+  opts->set_log_level(4);
+  // Our workloads live in their own pid namespace only; the rest of the system is shared.
+  opts->set_manage_cgroups(false);
+  opts->set_network_lock(criu_network_lock_method::SKIP);
+}
+
+}  // namespace
+
+std::string LogTail(const std::string& path, int lines) {
+  std::ifstream in(path);
+  if (!in) return "";
+  std::deque<std::string> tail;
+  std::string line;
+  while (std::getline(in, line)) {
+    tail.push_back(line);
+    if (static_cast<int>(tail.size()) > lines) tail.pop_front();
+  }
+  std::string out;
+  for (const auto& l : tail) out += l + "\n";
+  return out;
+}
+
+Result<std::string> FindCriuBinary(const std::string& configured) {
+  if (!configured.empty()) {
+    if (IsExecutable(configured)) return configured;
+    return NotFoundError("criu binary " + configured + " (criu.binary) is not executable");
+  }
+  std::vector<std::string> candidates;
+  if (const char* path = ::getenv("PATH")) {
+    std::string p = path;
+    for (size_t start = 0; start <= p.size();) {
+      size_t end = p.find(':', start);
+      if (end == std::string::npos) end = p.size();
+      if (end > start) candidates.push_back(p.substr(start, end - start) + "/criu");
+      start = end + 1;
+    }
+  }
+  candidates.push_back("/usr/local/bin/criu");
+  candidates.push_back("/usr/local/sbin/criu");
+  candidates.push_back("/opt/cedana/criu/sbin/criu");
+  candidates.push_back("/usr/sbin/criu");
+  for (const auto& c : candidates)
+    if (IsExecutable(c)) return c;
+  return NotFoundError(
+      "criu not found in PATH, /usr/local/bin or /opt/cedana/criu/sbin; run scripts/setup.sh "
+      "or set criu.binary (CEDANA_CRIU_BINARY)");
+}
+
+Result<CriuClient> CriuClient::Create(CriuSettings settings) {
+  CEDANA_ASSIGN_OR_RETURN(settings.binary, FindCriuBinary(settings.binary));
+  CriuClient client(std::move(settings));
+  CEDANA_ASSIGN_OR_RETURN(std::string version, client.Version());
+  if (version.empty() || version[0] < '4' || (version.size() > 1 && version[1] != '.'))
+    return FailedPreconditionError(fmt::format(
+        "criu {} at {} is too old: CRIU >= 4.0 is needed (run scripts/setup.sh)", version,
+        client.settings_.binary));
+  return client;
+}
+
+Result<std::string> CriuClient::Version() const {
+  criu_req req;
+  req.set_type(criu_req_type::VERSION);
+  Result<criu_resp> call = Call(settings_, req, {});
+  if (!call.has_value()) return call.error().WithContext("asking " + settings_.binary + " for its version");
+  const criu_resp& resp = *call;
+  if (!resp.success() || !resp.has_version())
+    return AbortedError("criu " + settings_.binary + " did not report its version");
+  const auto& v = resp.version();
+  std::string out = fmt::format("{}.{}", v.major_number(), v.minor_number());
+  if (v.has_sublevel()) out += fmt::format(".{}", v.sublevel());
+  return out;
+}
+
+Status CriuClient::Dump(const DumpRequest& request) const {
+  criu_req req;
+  req.set_type(criu_req_type::DUMP);
+  criu_opts* opts = req.mutable_opts();
+  CEDANA_ASSIGN_OR_RETURN(UniqueFd dir_fd, OpenImagesDir(request.images_dir));
+  FillCommon(opts, dir_fd.get(), "dump.log");
+  opts->set_pid(request.pid);
+  opts->set_leave_running(request.leave_running);
+  if (request.leave_stopped) opts->set_leave_stopped(true);
+  opts->set_shell_job(request.shell_job);
+  opts->set_tcp_established(request.tcp_established);
+  opts->set_file_locks(request.file_locks);
+  opts->set_ext_unix_sk(true);
+  std::string log = request.images_dir + "/dump.log";
+
+  Result<criu_resp> resp = Call(settings_, req, {});
+  if (!resp.has_value()) {
+    // CRIU died or was killed mid-dump: whatever it had seized is released by the kernel when
+    // CRIU exits, but tasks it had stopped stay stopped. Continue them: never leave a workload
+    // frozen.
+    int n = SignalTree(request.pid, SIGCONT);
+    log::Warn("engine: dump of pid {} aborted, sent SIGCONT to {} processes", request.pid, n);
+    std::string tail = LogTail(log);
+    return Status(resp.error().code(),
+                  resp.error().message() + (tail.empty() ? "" : "\n--- last lines of " + log +
+                                                                    " ---\n" + tail));
+  }
+  if (!resp->success()) return ResponseError(*resp, "dump", log);
+  return OkStatus();
+}
+
+Result<pid_t> CriuClient::Restore(const RestoreRequest& request) const {
+  criu_req req;
+  req.set_type(criu_req_type::RESTORE);
+  criu_opts* opts = req.mutable_opts();
+  CEDANA_ASSIGN_OR_RETURN(UniqueFd dir_fd, OpenImagesDir(request.images_dir));
+  FillCommon(opts, dir_fd.get(), "restore.log");
+  opts->set_shell_job(request.shell_job);
+  opts->set_rst_sibling(request.rst_sibling);
+  opts->set_file_locks(true);
+  opts->set_ext_unix_sk(true);
+  std::vector<int> keep;
+  for (const auto& [key, fd] : request.inherit_fds) {
+    inherit_fd* f = opts->add_inherit_fd();
+    f->set_key(key);
+    f->set_fd(fd);
+    keep.push_back(fd);
+  }
+  std::string log = request.images_dir + "/restore.log";
+  Result<criu_resp> resp = Call(settings_, req, keep);
+  if (!resp.has_value()) {
+    std::string tail = LogTail(log);
+    return Status(resp.error().code(),
+                  resp.error().message() + (tail.empty() ? "" : "\n--- last lines of " + log +
+                                                                    " ---\n" + tail));
+  }
+  if (!resp->success()) return ResponseError(*resp, "restore", log);
+  if (!resp->has_restore()) return InternalError("criu restore answered without a pid");
+  return static_cast<pid_t>(resp->restore().pid());
+}
+
+}  // namespace cedana::engine

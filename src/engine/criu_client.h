@@ -1,0 +1,70 @@
+// CriuClient: the only code that talks to CRIU. It drives `criu swrk` (CRIU's RPC over a
+// SOCK_SEQPACKET socketpair) so that every call has a deadline we enforce ourselves: past it
+// CRIU is killed, and for a dump the tasks it had seized are continued (never left frozen).
+// See docs/architecture.md for why swrk rather than libcriu. Thread-safe: each call spawns its
+// own CRIU process.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+
+namespace cedana::engine {
+
+struct CriuSettings {
+  std::string binary;                 // absolute path of criu
+  std::chrono::seconds timeout{120};  // deadline of one call
+  bool no_breakpoints = false;        // run CRIU with CRIU_FAULT=130 (no hw breakpoints)
+};
+
+struct DumpRequest {
+  pid_t pid = 0;               // root of the tree (init of the workload's pid namespace)
+  std::string images_dir;      // empty dir, created by the caller
+  bool leave_running = false;  // the tree continues after the dump
+  bool leave_stopped = false;  // the tree stays stopped (SIGSTOP) after the dump
+  bool shell_job = false;      // the tree's session leader is outside it
+  bool tcp_established = false;
+  bool file_locks = true;
+};
+
+struct RestoreRequest {
+  std::string images_dir;
+  // CRIU's inherit-fd: an object CRIU would restore (key "pipe:[1234]") is replaced by this fd
+  // of the caller.
+  std::vector<std::pair<std::string, int>> inherit_fds;
+  bool shell_job = false;
+  // The restored root becomes the caller's child (CLONE_PARENT) rather than CRIU's.
+  bool rst_sibling = true;
+};
+
+class CriuClient {
+ public:
+  // kNotFound when no criu binary is found, kFailedPrecondition when it is older than 4.0.
+  static Result<CriuClient> Create(CriuSettings settings);
+
+  const CriuSettings& settings() const { return settings_; }
+  // "4.1.1"
+  Result<std::string> Version() const;
+
+  // On failure: the tree keeps running (CRIU resumes it; past the deadline we kill CRIU and
+  // SIGCONT the tree), and the error carries the tail of images_dir/dump.log.
+  Status Dump(const DumpRequest& request) const;
+  // Returns the host pid of the restored root. On failure CRIU kills what it had restored.
+  Result<pid_t> Restore(const RestoreRequest& request) const;
+
+ private:
+  explicit CriuClient(CriuSettings settings) : settings_(std::move(settings)) {}
+  CriuSettings settings_;
+};
+
+// The last `lines` lines of a CRIU log, for error messages.
+std::string LogTail(const std::string& path, int lines = 12);
+// Finds criu: `configured` when set, else PATH, /usr/local/bin/criu, /opt/cedana/criu/sbin/criu.
+Result<std::string> FindCriuBinary(const std::string& configured);
+
+}  // namespace cedana::engine

@@ -1,0 +1,60 @@
+#include "engine/process_tree.h"
+
+#include <signal.h>
+
+#include <deque>
+#include <fstream>
+#include <sstream>
+
+#include "common/fs.h"
+
+namespace cedana::engine {
+namespace {
+
+std::vector<pid_t> ChildrenOf(pid_t pid) {
+  std::vector<pid_t> out;
+  auto tasks = fs::ListDir("/proc/" + std::to_string(pid) + "/task");
+  if (!tasks.has_value()) return out;
+  for (const auto& tid : *tasks) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + tid + "/children");
+    pid_t child;
+    while (in >> child) out.push_back(child);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<pid_t>> ProcessTreeOf(pid_t root) {
+  if (!fs::Exists("/proc/" + std::to_string(root)))
+    return NotFoundError("process " + std::to_string(root) + " does not exist");
+  std::vector<pid_t> tree;
+  std::deque<pid_t> queue{root};
+  while (!queue.empty()) {
+    pid_t p = queue.front();
+    queue.pop_front();
+    tree.push_back(p);
+    for (pid_t c : ChildrenOf(p)) queue.push_back(c);
+  }
+  return tree;
+}
+
+int SignalTree(pid_t root, int sig) {
+  auto tree = ProcessTreeOf(root);
+  if (!tree.has_value()) return 0;
+  int n = 0;
+  for (pid_t p : *tree)
+    if (::kill(p, sig) == 0) ++n;
+  return n;
+}
+
+char ProcessState(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // "pid (comm) S ...": comm may contain spaces and parentheses, so find the last ')'.
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos || close + 2 >= stat.size()) return 0;
+  return stat[close + 2];
+}
+
+}  // namespace cedana::engine

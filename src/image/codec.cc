@@ -1,0 +1,75 @@
+#include "image/codec.h"
+
+#include <fmt/format.h>
+
+#include "image/codec_internal.h"
+
+namespace cedana::image {
+namespace {
+
+constexpr Codec kAllCodecs[] = {Codec::kNone, Codec::kGzip, Codec::kLz4, Codec::kZstd};
+
+}  // namespace
+
+Result<Codec> ParseCodec(std::string_view name) {
+  std::string valid;
+  for (Codec c : kAllCodecs) {
+    if (name == CodecName(c)) return c;
+    valid += valid.empty() ? "" : ", ";
+    valid += CodecName(c);
+  }
+  return InvalidArgumentError(fmt::format("unknown compression \"{}\" (valid: {})", name, valid));
+}
+
+std::string_view CodecName(Codec codec) {
+  switch (codec) {
+    case Codec::kNone:
+      return "none";
+    case Codec::kGzip:
+      return "gzip";
+    case Codec::kLz4:
+      return "lz4";
+    case Codec::kZstd:
+      return "zstd";
+  }
+  return "unknown";
+}
+
+std::unique_ptr<storage::ByteSink> CompressingSink(Codec codec,
+                                                   std::unique_ptr<storage::ByteSink> out,
+                                                   int level) {
+  switch (codec) {
+    case Codec::kNone:
+      return out;
+    case Codec::kGzip:
+      return internal::GzipSink(std::move(out), level);
+    case Codec::kLz4:
+      return internal::Lz4Sink(std::move(out), level);
+    case Codec::kZstd:
+      return internal::ZstdSink(std::move(out), level);
+  }
+  return out;
+}
+
+std::unique_ptr<storage::ByteSource> DecompressingSource(Codec codec,
+                                                         std::unique_ptr<storage::ByteSource> in) {
+  switch (codec) {
+    case Codec::kNone:
+      return in;
+    case Codec::kGzip:
+      return internal::GzipSource(std::move(in));
+    case Codec::kLz4:
+      return internal::Lz4Source(std::move(in));
+    case Codec::kZstd:
+      return internal::ZstdSource(std::move(in));
+  }
+  return in;
+}
+
+namespace internal {
+Status CorruptError(std::string_view codec, std::string_view what) {
+  return AbortedError(fmt::format("{}: corrupt data: {}", codec, what));
+}
+}  // namespace internal
+
+}  // namespace cedana::image

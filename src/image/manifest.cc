@@ -1,0 +1,200 @@
+#include "image/manifest.h"
+
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "image/checksum.h"
+
+namespace cedana::image {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kManifestIndent = 2;
+
+json ToJsonObject(const Manifest& m) {
+  json streams = json::array();
+  for (const StreamInfo& s : m.streams) {
+    streams.push_back({{"name", s.name},
+                       {"raw_bytes", s.raw_bytes},
+                       {"stored_bytes", s.stored_bytes},
+                       {"sha256", s.sha256}});
+  }
+  // nlohmann::json objects keep keys sorted, which makes the text (and so the MAC) canonical.
+  return json{{"format_version", m.format_version},
+              {"id", m.id},
+              {"label", m.label},
+              {"owner", m.owner},
+              {"owner_uid", m.owner_uid},
+              {"owner_gid", m.owner_gid},
+              {"workload_id", m.workload_id},
+              {"job_id", m.job_id},
+              {"node", m.node},
+              {"created_at_ms", m.created_at_ms},
+              {"duration_ms", m.duration_ms},
+              {"criu_version", m.criu_version},
+              {"kernel", m.kernel},
+              {"codec", std::string(CodecName(m.codec))},
+              {"streams", std::move(streams)},
+              {"images_bytes", m.images_bytes},
+              {"workload", m.workload},
+              {"mac", m.mac}};
+}
+
+// Invalid UTF-8 (say, in a workload's argv) is replaced rather than thrown on; parse and
+// re-serialize then give the same text, so the MAC still verifies.
+std::string Dump(const json& j, int indent) {
+  return j.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+// The bytes the MAC covers: the manifest without its "mac" field, compact.
+std::string MacInput(const Manifest& m) {
+  json j = ToJsonObject(m);
+  j.erase("mac");
+  return Dump(j, -1);
+}
+
+// Field readers: each fails with kInvalidArgument naming the field.
+class Fields {
+ public:
+  Fields(const json& obj, std::string prefix) : obj_(obj), prefix_(std::move(prefix)) {}
+
+  Status String(const char* key, bool required, std::string* out) const {
+    auto it = obj_.find(key);
+    if (it == obj_.end()) return required ? Missing(key) : OkStatus();
+    if (!it->is_string()) return Bad(key, "a string");
+    *out = it->get<std::string>();
+    if (required && out->empty()) return Bad(key, "a non-empty string");
+    return OkStatus();
+  }
+
+  template <typename T>
+  Status Int(const char* key, bool required, T* out) const {
+    auto it = obj_.find(key);
+    if (it == obj_.end()) return required ? Missing(key) : OkStatus();
+    if (it->is_number_unsigned()) {
+      uint64_t v = it->get<uint64_t>();
+      if (v > static_cast<uint64_t>(std::numeric_limits<T>::max())) return Bad(key, "in range");
+      *out = static_cast<T>(v);
+      return OkStatus();
+    }
+    if (it->is_number_integer()) {
+      int64_t v = it->get<int64_t>();
+      if (!std::numeric_limits<T>::is_signed && v < 0) return Bad(key, "not negative");
+      if (v < static_cast<int64_t>(std::numeric_limits<T>::min())) return Bad(key, "in range");
+      *out = static_cast<T>(v);
+      return OkStatus();
+    }
+    return Bad(key, "an integer");
+  }
+
+  Status Missing(const char* key) const {
+    return InvalidArgumentError(fmt::format("manifest field {}{} is missing", prefix_, key));
+  }
+  Status Bad(const char* key, const char* want) const {
+    return InvalidArgumentError(fmt::format("manifest field {}{} must be {}", prefix_, key, want));
+  }
+
+ private:
+  const json& obj_;
+  std::string prefix_;
+};
+
+bool IsHexSha256(const std::string& s) {
+  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+Status ParseStreams(const json& obj, Manifest* m) {
+  auto it = obj.find("streams");
+  if (it == obj.end()) return InvalidArgumentError("manifest field streams is missing");
+  if (!it->is_array() || it->empty() || it->size() > 64) {
+    return InvalidArgumentError("manifest field streams must be an array of 1 to 64 streams");
+  }
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& s = (*it)[i];
+    std::string prefix = fmt::format("streams[{}].", i);
+    if (!s.is_object()) {
+      return InvalidArgumentError(fmt::format("manifest field streams[{}] must be an object", i));
+    }
+    Fields f(s, prefix);
+    StreamInfo info;
+    CEDANA_RETURN_IF_ERROR(f.String("name", true, &info.name));
+    if (info.name != fmt::format("stream-{}", i)) return f.Bad("name", "stream-<index>");
+    CEDANA_RETURN_IF_ERROR(f.Int("raw_bytes", true, &info.raw_bytes));
+    CEDANA_RETURN_IF_ERROR(f.Int("stored_bytes", true, &info.stored_bytes));
+    CEDANA_RETURN_IF_ERROR(f.String("sha256", true, &info.sha256));
+    if (!IsHexSha256(info.sha256)) return f.Bad("sha256", "64 lowercase hex digits");
+    m->streams.push_back(std::move(info));
+  }
+  return OkStatus();
+}
+
+Status ParseFields(const json& obj, Manifest* m) {
+  Fields f(obj, "");
+  CEDANA_RETURN_IF_ERROR(f.Int("format_version", true, &m->format_version));
+  if (m->format_version != kManifestFormatVersion) {
+    return InvalidArgumentError(
+        fmt::format("manifest field format_version is {}, this build reads version {}",
+                    m->format_version, kManifestFormatVersion));
+  }
+  CEDANA_RETURN_IF_ERROR(f.String("id", true, &m->id));
+  CEDANA_RETURN_IF_ERROR(f.String("label", true, &m->label));
+  CEDANA_RETURN_IF_ERROR(f.String("owner", true, &m->owner));
+  CEDANA_RETURN_IF_ERROR(f.Int("owner_uid", false, &m->owner_uid));
+  CEDANA_RETURN_IF_ERROR(f.Int("owner_gid", false, &m->owner_gid));
+  CEDANA_RETURN_IF_ERROR(f.String("workload_id", false, &m->workload_id));
+  CEDANA_RETURN_IF_ERROR(f.String("job_id", false, &m->job_id));
+  CEDANA_RETURN_IF_ERROR(f.String("node", false, &m->node));
+  CEDANA_RETURN_IF_ERROR(f.Int("created_at_ms", true, &m->created_at_ms));
+  CEDANA_RETURN_IF_ERROR(f.Int("duration_ms", false, &m->duration_ms));
+  CEDANA_RETURN_IF_ERROR(f.String("criu_version", false, &m->criu_version));
+  CEDANA_RETURN_IF_ERROR(f.String("kernel", false, &m->kernel));
+  std::string codec;
+  CEDANA_RETURN_IF_ERROR(f.String("codec", true, &codec));
+  auto parsed = ParseCodec(codec);
+  if (!parsed.has_value()) return std::move(parsed).error().WithContext("manifest field codec");
+  m->codec = *parsed;
+  CEDANA_RETURN_IF_ERROR(ParseStreams(obj, m));
+  CEDANA_RETURN_IF_ERROR(f.Int("images_bytes", false, &m->images_bytes));
+  if (auto it = obj.find("workload"); it != obj.end()) {
+    if (!it->is_object()) return f.Bad("workload", "an object");
+    m->workload = *it;
+  }
+  CEDANA_RETURN_IF_ERROR(f.String("mac", false, &m->mac));
+  return OkStatus();
+}
+
+}  // namespace
+
+uint64_t Manifest::StoredBytes() const {
+  uint64_t total = 0;
+  for (const StreamInfo& s : streams) total += s.stored_bytes;
+  return total;
+}
+
+std::string ManifestToJson(const Manifest& m) {
+  return Dump(ToJsonObject(m), kManifestIndent) + "\n";
+}
+
+Result<Manifest> ParseManifest(std::string_view text) {
+  json obj = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (obj.is_discarded()) return InvalidArgumentError("manifest is not valid JSON");
+  if (!obj.is_object()) return InvalidArgumentError("manifest is not a JSON object");
+  Manifest m;
+  CEDANA_RETURN_IF_ERROR(ParseFields(obj, &m));
+  return m;
+}
+
+void SignManifest(Manifest* m, std::string_view key) { m->mac = HmacSha256Hex(key, MacInput(*m)); }
+
+Status VerifyManifest(const Manifest& m, std::string_view key) {
+  if (m.mac.empty() || !ConstantTimeEquals(m.mac, HmacSha256Hex(key, MacInput(m)))) {
+    return PermissionDeniedError(fmt::format(
+        "manifest MAC mismatch: checkpoint {} was not produced by this cluster or was altered",
+        m.id));
+  }
+  return OkStatus();
+}
+
+}  // namespace cedana::image

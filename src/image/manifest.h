@@ -1,0 +1,58 @@
+// Manifest: the record of one committed checkpoint (manifest.json, DESIGN.md §4). Written last;
+// its presence commits the checkpoint. It carries a MAC keyed with the cluster key (readable
+// by root only), so a privileged restore refuses images it did not produce. Value type.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+#include "image/codec.h"
+
+namespace cedana::image {
+
+inline constexpr int kManifestFormatVersion = 1;
+
+struct StreamInfo {
+  std::string name;          // "stream-0"
+  uint64_t raw_bytes = 0;    // bytes before compression (the tar archive)
+  uint64_t stored_bytes = 0; // bytes as stored
+  std::string sha256;        // hex SHA-256 of the stored bytes
+};
+
+struct Manifest {
+  int format_version = kManifestFormatVersion;
+  std::string id;
+  std::string label;
+  std::string owner;        // user name
+  uint32_t owner_uid = 0;
+  uint32_t owner_gid = 0;
+  std::string workload_id;  // the daemon's workload id, if any
+  std::string job_id;       // SLURM job id, if any
+  std::string node;         // host name where it was taken
+  int64_t created_at_ms = 0;   // Unix time, milliseconds
+  int64_t duration_ms = 0;     // dump start to commit
+  std::string criu_version;
+  std::string kernel;
+  Codec codec = Codec::kNone;
+  std::vector<StreamInfo> streams;
+  uint64_t images_bytes = 0;   // size of CRIU's images dir
+  // What a restore needs besides the images (argv, cwd, pipe inodes, ...), owned by the daemon.
+  nlohmann::json workload = nlohmann::json::object();
+  std::string mac;  // hex HMAC-SHA256 over the manifest without this field
+
+  uint64_t StoredBytes() const;
+};
+
+std::string ManifestToJson(const Manifest& m);
+// kInvalidArgument (naming the field) for malformed or unsupported-version manifests.
+Result<Manifest> ParseManifest(std::string_view json);
+
+// Sets m->mac from the key. Verify: kPermissionDenied when the MAC does not match.
+void SignManifest(Manifest* m, std::string_view key);
+Status VerifyManifest(const Manifest& m, std::string_view key);
+
+}  // namespace cedana::image

@@ -1,0 +1,148 @@
+#include "image/manifest.h"
+
+#include <gtest/gtest.h>
+
+namespace cedana::image {
+namespace {
+
+using nlohmann::json;
+
+Manifest Sample() {
+  Manifest m;
+  m.id = "20240501T101500Z-abcd";
+  m.label = "train";
+  m.owner = "alice";
+  m.owner_uid = 1000;
+  m.owner_gid = 100;
+  m.workload_id = "w-1";
+  m.job_id = "4242";
+  m.node = "node-7";
+  m.created_at_ms = 1714558500123;
+  m.duration_ms = 5300;
+  m.criu_version = "3.19";
+  m.kernel = "6.1.0-18-amd64";
+  m.codec = Codec::kZstd;
+  m.streams = {{"stream-0", 1000, 400, std::string(64, 'a')},
+               {"stream-1", 2000, 900, std::string(64, 'b')}};
+  m.images_bytes = 2900;
+  m.workload = {{"argv", {"python", "train.py", "--lr=0.1"}},
+                {"cwd", "/home/alice/ünïcode"},
+                {"env_count", 12},
+                {"ratio", 0.1}};
+  return m;
+}
+
+TEST(ManifestTest, JsonRoundTrip) {
+  Manifest m = Sample();
+  auto parsed = ParseManifest(ManifestToJson(m));
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
+  EXPECT_EQ(ManifestToJson(*parsed), ManifestToJson(m));
+  EXPECT_EQ(parsed->id, m.id);
+  EXPECT_EQ(parsed->owner_uid, 1000u);
+  EXPECT_EQ(parsed->created_at_ms, m.created_at_ms);
+  EXPECT_EQ(parsed->codec, Codec::kZstd);
+  ASSERT_EQ(parsed->streams.size(), 2u);
+  EXPECT_EQ(parsed->streams[1].stored_bytes, 900u);
+  EXPECT_EQ(parsed->workload, m.workload);
+  EXPECT_EQ(parsed->StoredBytes(), 1300u);
+}
+
+TEST(ManifestTest, OptionalFieldsMayBeAbsent) {
+  json j = json::parse(ManifestToJson(Sample()));
+  for (const char* key : {"owner_uid", "owner_gid", "workload_id", "job_id", "node", "duration_ms",
+                          "criu_version", "kernel", "images_bytes", "workload", "mac"}) {
+    j.erase(key);
+  }
+  auto parsed = ParseManifest(j.dump());
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
+  EXPECT_EQ(parsed->owner_uid, 0u);
+  EXPECT_TRUE(parsed->workload.is_object());
+}
+
+struct BadCase {
+  std::string field;  // must appear in the message
+  std::function<void(json&)> edit;
+};
+
+TEST(ManifestTest, RejectsMalformedNamingTheField) {
+  const BadCase cases[] = {
+      {"format_version", [](json& j) { j["format_version"] = 2; }},
+      {"format_version", [](json& j) { j.erase("format_version"); }},
+      {"format_version", [](json& j) { j["format_version"] = "1"; }},
+      {"id", [](json& j) { j.erase("id"); }},
+      {"id", [](json& j) { j["id"] = ""; }},
+      {"label", [](json& j) { j["label"] = 7; }},
+      {"owner", [](json& j) { j.erase("owner"); }},
+      {"owner_uid", [](json& j) { j["owner_uid"] = -1; }},
+      {"owner_uid", [](json& j) { j["owner_uid"] = 1ull << 40; }},
+      {"created_at_ms", [](json& j) { j["created_at_ms"] = 1.5; }},
+      {"codec", [](json& j) { j["codec"] = "bzip2"; }},
+      {"streams", [](json& j) { j["streams"] = json::array(); }},
+      {"streams", [](json& j) { j.erase("streams"); }},
+      {"streams[1].name", [](json& j) { j["streams"][1]["name"] = "stream-7"; }},
+      {"streams[0].sha256", [](json& j) { j["streams"][0]["sha256"] = "xyz"; }},
+      {"streams[0].stored_bytes", [](json& j) { j["streams"][0].erase("stored_bytes"); }},
+      {"workload", [](json& j) { j["workload"] = json::array(); }},
+  };
+  for (const auto& c : cases) {
+    json j = json::parse(ManifestToJson(Sample()));
+    c.edit(j);
+    auto parsed = ParseManifest(j.dump());
+    ASSERT_EQ(parsed.error().code(), Code::kInvalidArgument) << c.field;
+    EXPECT_NE(parsed.error().message().find(c.field), std::string::npos)
+        << c.field << ": " << parsed.error().message();
+  }
+}
+
+TEST(ManifestTest, RejectsNonJson) {
+  for (const char* text : {"", "{", "[1,2]", "\"x\"", "{\"id\": }"}) {
+    EXPECT_EQ(ParseManifest(text).error().code(), Code::kInvalidArgument) << text;
+  }
+}
+
+TEST(ManifestTest, SignAndVerify) {
+  Manifest m = Sample();
+  SignManifest(&m, "cluster-key");
+  EXPECT_EQ(m.mac.size(), 64u);
+  EXPECT_TRUE(VerifyManifest(m, "cluster-key").ok());
+  // Survives the trip through manifest.json.
+  auto parsed = ParseManifest(ManifestToJson(m));
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_TRUE(VerifyManifest(*parsed, "cluster-key").ok());
+
+  Status wrong_key = VerifyManifest(m, "other-key");
+  EXPECT_EQ(wrong_key.code(), Code::kPermissionDenied);
+  EXPECT_NE(wrong_key.message().find("manifest MAC mismatch: checkpoint " + m.id),
+            std::string::npos)
+      << wrong_key.message();
+}
+
+TEST(ManifestTest, VerifyFailsAfterAnyChange) {
+  const std::function<void(Manifest&)> edits[] = {
+      [](Manifest& m) { m.label = "other"; },
+      [](Manifest& m) { m.owner_uid = 0; },
+      [](Manifest& m) { m.streams[0].sha256[0] = 'c'; },
+      [](Manifest& m) { m.workload["argv"][0] = "sh"; },
+      [](Manifest& m) { m.codec = Codec::kNone; },
+      [](Manifest& m) { m.mac.clear(); },
+  };
+  for (size_t i = 0; i < std::size(edits); ++i) {
+    Manifest m = Sample();
+    SignManifest(&m, "k");
+    edits[i](m);
+    EXPECT_EQ(VerifyManifest(m, "k").code(), Code::kPermissionDenied) << "edit " << i;
+  }
+}
+
+TEST(ManifestTest, EditedJsonFailsVerify) {
+  Manifest m = Sample();
+  SignManifest(&m, "k");
+  json j = json::parse(ManifestToJson(m));
+  j["owner_uid"] = 0;  // a user tries to have root restore their image
+  auto parsed = ParseManifest(j.dump());
+  ASSERT_TRUE(parsed.has_value());
+  EXPECT_EQ(VerifyManifest(*parsed, "k").code(), Code::kPermissionDenied);
+}
+
+}  // namespace
+}  // namespace cedana::image

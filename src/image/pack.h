@@ -1,0 +1,42 @@
+// Pack / Unpack: CRIU's images dir <-> N compressed streams in a checkpoint store.
+// Files are spread over the streams by size (largest first onto the least-filled stream); each
+// stream is a POSIX tar archive, so `gzip -d <stream-0 | tar -x` works by hand for gzip. Streams
+// are processed in parallel, one thread each. Thread-safe functions.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "image/codec.h"
+#include "image/manifest.h"
+#include "storage/checkpoint_store.h"
+
+namespace cedana::image {
+
+// Called from worker threads with the bytes processed so far and the total (raw bytes).
+using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
+
+struct PackOptions {
+  int streams = 1;           // 1..64
+  Codec codec = Codec::kNone;
+  int level = 1;             // codec level
+  ProgressFn progress;       // optional
+};
+
+// Writes the streams of `ref` (not the manifest). On failure nothing is committed; the caller
+// deletes `ref`. Returns one StreamInfo per stream.
+Result<std::vector<StreamInfo>> PackImagesDir(const std::string& images_dir,
+                                              storage::CheckpointStore& store,
+                                              const storage::CheckpointRef& ref,
+                                              const PackOptions& options);
+
+// Reads every stream of `manifest` into `images_dir` (created, must be empty), verifying each
+// stream's size and SHA-256. kAborted ("stream-1 of <ref>: checksum mismatch") on corruption;
+// the caller removes images_dir on error.
+Status UnpackToImagesDir(storage::CheckpointStore& store, const storage::CheckpointRef& ref,
+                         const Manifest& manifest, const std::string& images_dir,
+                         const ProgressFn& progress = {});
+
+}  // namespace cedana::image

@@ -1,0 +1,263 @@
+#include "image/pack.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+
+#include "common/fs.h"
+#include "image/bytes_for_test.h"
+#include "image/checksum.h"
+#include "image/tar.h"
+#include "storage/local_store.h"
+#include "storage/temp_dir_for_test.h"
+
+namespace cedana::image {
+namespace {
+
+using storage::CheckpointRef;
+using storage::LocalStore;
+using storage::testing::TempDir;
+using testing::CompressibleBytes;
+using testing::RandomBytes;
+using testing::RunCommand;
+
+using Files = std::map<std::string, std::string>;
+
+const Files& ImageFiles() {
+  static const Files* files = new Files{
+      {"empty.img", ""},
+      {"core-1.img", "core of pid 1"},
+      {"mm-1.img", RandomBytes(4097, 1)},
+      {"pagemap-1.img", CompressibleBytes(3 << 20)},
+      {"pages-1.img", RandomBytes(20 << 20, 2)},
+      {"pages-2.img", CompressibleBytes(2 << 20) + RandomBytes(1 << 20, 3)},
+  };
+  return *files;
+}
+
+Files ReadFiles(const std::string& dir) {
+  Files out;
+  auto names = fs::ListDir(dir);
+  EXPECT_TRUE(names.has_value()) << names.error().ToString();
+  for (const auto& name : *names) out[name] = fs::ReadFile(dir + "/" + name).value();
+  return out;
+}
+
+class PackTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(fs::MakeDirs(images_).ok());
+    for (const auto& [name, data] : ImageFiles()) {
+      ASSERT_TRUE(fs::WriteFileAtomic(images_ + "/" + name, data, 0600).ok());
+    }
+  }
+
+  // Packs and commits; returns the manifest.
+  Manifest PackAndCommit(Codec codec, int streams) {
+    PackOptions options;
+    options.codec = codec;
+    options.streams = streams;
+    auto infos = PackImagesDir(images_, store_, ref_, options);
+    EXPECT_TRUE(infos.has_value()) << infos.error().ToString();
+    Manifest m;
+    m.id = ref_.id;
+    m.label = ref_.label;
+    m.owner = ref_.owner;
+    m.codec = codec;
+    if (infos.has_value()) m.streams = *infos;
+    EXPECT_TRUE(store_.Commit(ref_, ManifestToJson(m)).ok());
+    return m;
+  }
+
+  std::string StreamPath(int i) {
+    return store_.CheckpointDir(ref_) + "/stream-" + std::to_string(i);
+  }
+
+  TempDir tmp_;
+  std::string images_ = tmp_.Sub("images");
+  std::string restored_ = tmp_.Sub("restored");
+  LocalStore store_{tmp_.Sub("store")};
+  CheckpointRef ref_{"alice", "train", "c-1"};
+};
+
+class PackRoundTripTest : public PackTest,
+                          public ::testing::WithParamInterface<std::tuple<Codec, int>> {};
+
+TEST_P(PackRoundTripTest, RoundTrip) {
+  auto [codec, streams] = GetParam();
+  std::atomic<uint64_t> last_done{0}, last_total{0};
+  std::mutex mu;
+  PackOptions options;
+  options.codec = codec;
+  options.streams = streams;
+  options.progress = [&](uint64_t done, uint64_t total) {
+    std::lock_guard lock(mu);
+    EXPECT_GE(done, last_done.load());
+    last_done = done;
+    last_total = total;
+  };
+  auto infos = PackImagesDir(images_, store_, ref_, options);
+  ASSERT_TRUE(infos.has_value()) << infos.error().ToString();
+  ASSERT_EQ(infos->size(), static_cast<size_t>(streams));
+
+  uint64_t want_raw = streams * kTarTrailerSize;
+  for (const auto& [name, data] : ImageFiles()) want_raw += TarEntrySize(data.size());
+  uint64_t raw = 0;
+  for (int i = 0; i < streams; ++i) {
+    const StreamInfo& s = (*infos)[i];
+    EXPECT_EQ(s.name, "stream-" + std::to_string(i));
+    std::string stored = fs::ReadFile(StreamPath(i)).value();
+    EXPECT_EQ(s.stored_bytes, stored.size());
+    EXPECT_EQ(s.sha256, Sha256Hex(stored));
+    if (codec == Codec::kNone) {
+      EXPECT_EQ(s.raw_bytes, s.stored_bytes);
+    }
+    raw += s.raw_bytes;
+  }
+  EXPECT_EQ(raw, want_raw);
+  EXPECT_EQ(last_done.load(), want_raw);
+  EXPECT_EQ(last_total.load(), want_raw);
+
+  Manifest m;
+  m.codec = codec;
+  m.streams = *infos;
+  uint64_t unpack_done = 0;
+  Status s = UnpackToImagesDir(store_, ref_, m, restored_,
+                               [&](uint64_t done, uint64_t) { unpack_done = done; });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(ReadFiles(restored_), ImageFiles());
+  EXPECT_EQ(unpack_done, want_raw);
+}
+
+INSTANTIATE_TEST_SUITE_P(CodecsAndStreams, PackRoundTripTest,
+                         ::testing::Combine(::testing::Values(Codec::kNone, Codec::kGzip,
+                                                              Codec::kLz4, Codec::kZstd),
+                                            ::testing::Values(1, 4)),
+                         [](const auto& info) {
+                           return std::string(CodecName(std::get<0>(info.param))) + "_" +
+                                  std::to_string(std::get<1>(info.param)) + "streams";
+                         });
+
+TEST_F(PackTest, GzipStreamListsWithGnuTar) {
+  Manifest m = PackAndCommit(Codec::kGzip, 1);
+  std::string listing = RunCommand("gzip -d < " + StreamPath(0) + " | tar -t");
+  for (const auto& [name, data] : ImageFiles()) {
+    EXPECT_NE(listing.find(name + "\n"), std::string::npos) << name << " missing from:\n"
+                                                            << listing;
+  }
+  ASSERT_TRUE(fs::MakeDirs(restored_).ok());
+  RunCommand("gzip -d < " + StreamPath(0) + " | tar -x -C " + restored_);
+  EXPECT_EQ(ReadFiles(restored_), ImageFiles());
+}
+
+TEST_F(PackTest, StreamsAreBalanced) {
+  Manifest m = PackAndCommit(Codec::kNone, 2);
+  // The 20 MiB file alone on one stream, everything else on the other.
+  EXPECT_GT(m.streams[0].raw_bytes, 20u << 20);
+  EXPECT_LT(m.streams[1].raw_bytes, 10u << 20);
+}
+
+TEST_F(PackTest, MoreStreamsThanFiles) {
+  TempDir tmp;
+  ASSERT_TRUE(fs::WriteFileAtomic(tmp.Sub("only.img"), "x").ok());
+  PackOptions options;
+  options.streams = 3;
+  options.codec = Codec::kZstd;
+  auto infos = PackImagesDir(tmp.path(), store_, ref_, options);
+  ASSERT_TRUE(infos.has_value()) << infos.error().ToString();
+  Manifest m;
+  m.codec = Codec::kZstd;
+  m.streams = *infos;
+  ASSERT_TRUE(UnpackToImagesDir(store_, ref_, m, restored_).ok());
+  EXPECT_EQ(ReadFiles(restored_), (Files{{"only.img", "x"}}));
+}
+
+class CorruptionTest : public PackTest, public ::testing::WithParamInterface<Codec> {};
+
+TEST_P(CorruptionTest, OneChangedByteIsAborted) {
+  Manifest m = PackAndCommit(GetParam(), 2);
+  for (size_t offset :
+       {size_t{100}, size_t{700}, m.streams[0].stored_bytes / 2, m.streams[0].stored_bytes - 1}) {
+    std::string stored = fs::ReadFile(StreamPath(0)).value();
+    std::string original = stored;
+    stored[offset] ^= 0x20;
+    ASSERT_TRUE(fs::WriteFileAtomic(StreamPath(0), stored).ok());
+    fs::RemoveTree(restored_).ok();
+    Status s = UnpackToImagesDir(store_, ref_, m, restored_);
+    EXPECT_EQ(s.code(), Code::kAborted) << "offset " << offset << ": " << s.ToString();
+    ASSERT_TRUE(fs::WriteFileAtomic(StreamPath(0), original).ok());
+  }
+  // The mismatch message names the stream and the checkpoint.
+  std::string stored = fs::ReadFile(StreamPath(1)).value();
+  stored[stored.size() / 2] ^= 1;
+  ASSERT_TRUE(fs::WriteFileAtomic(StreamPath(1), stored).ok());
+  fs::RemoveTree(restored_).ok();
+  Status s = UnpackToImagesDir(store_, ref_, m, restored_);
+  EXPECT_EQ(s.code(), Code::kAborted);
+  if (GetParam() == Codec::kNone) {
+    EXPECT_EQ(s.message(),
+              "stream-1 of alice/train/c-1: checksum mismatch (stored data altered or "
+              "truncated)");
+  }
+}
+
+TEST_P(CorruptionTest, TruncatedStreamIsAborted) {
+  Manifest m = PackAndCommit(GetParam(), 1);
+  std::string stored = fs::ReadFile(StreamPath(0)).value();
+  ASSERT_TRUE(fs::WriteFileAtomic(StreamPath(0), stored.substr(0, stored.size() - 10)).ok());
+  EXPECT_EQ(UnpackToImagesDir(store_, ref_, m, restored_).code(), Code::kAborted);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllCodecs, CorruptionTest,
+                         ::testing::Values(Codec::kNone, Codec::kGzip, Codec::kLz4, Codec::kZstd),
+                         [](const auto& info) { return std::string(CodecName(info.param)); });
+
+TEST_F(PackTest, StreamCountOutOfRange) {
+  for (int n : {0, -1, 65}) {
+    PackOptions options;
+    options.streams = n;
+    auto infos = PackImagesDir(images_, store_, ref_, options);
+    ASSERT_EQ(infos.error().code(), Code::kInvalidArgument);
+    EXPECT_EQ(infos.error().message(),
+              "streams must be between 1 and 64, got " + std::to_string(n));
+  }
+  Manifest m;
+  Status s = UnpackToImagesDir(store_, ref_, m, restored_);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_EQ(s.message(), "streams must be between 1 and 64, got 0");
+}
+
+TEST_F(PackTest, UnpackNeedsAnEmptyImagesDir) {
+  Manifest m = PackAndCommit(Codec::kLz4, 1);
+  ASSERT_TRUE(fs::MakeDirs(restored_).ok());
+  ASSERT_TRUE(fs::WriteFileAtomic(restored_ + "/stale.img", "x").ok());
+  EXPECT_EQ(UnpackToImagesDir(store_, ref_, m, restored_).code(), Code::kFailedPrecondition);
+}
+
+TEST_F(PackTest, MissingStreamIsNotFound) {
+  Manifest m = PackAndCommit(Codec::kNone, 2);
+  ASSERT_EQ(::unlink(StreamPath(1).c_str()), 0);
+  Status s = UnpackToImagesDir(store_, ref_, m, restored_);
+  EXPECT_EQ(s.code(), Code::kNotFound) << s.ToString();
+  EXPECT_NE(s.message().find("stream-1 of alice/train/c-1"), std::string::npos) << s.message();
+}
+
+TEST_F(PackTest, MissingImagesDirIsNotFound) {
+  PackOptions options;
+  auto infos = PackImagesDir(tmp_.Sub("nope"), store_, ref_, options);
+  EXPECT_EQ(infos.error().code(), Code::kNotFound);
+}
+
+TEST_F(PackTest, StoreFailureNamesTheStream) {
+  LocalStore bad(tmp_.Sub("images/core-1.img"));  // a file, not a directory
+  PackOptions options;
+  options.streams = 2;
+  auto infos = PackImagesDir(images_, bad, ref_, options);
+  ASSERT_FALSE(infos.has_value());
+  EXPECT_NE(infos.error().message().find("stream-"), std::string::npos) << infos.error().message();
+}
+
+}  // namespace
+}  // namespace cedana::image

@@ -1,0 +1,101 @@
+// Stream taps: pass-through ByteSink/ByteSource wrappers that observe the bytes of one stream
+// on their way (SHA-256 and count of the stored bytes; raw byte count for progress), plus the
+// progress reporter the taps of all streams feed. A tap is used by one thread; the
+// ProgressReporter is thread-safe.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "image/checksum.h"
+#include "image/pack.h"
+#include "storage/byte_stream.h"
+
+namespace cedana::image {
+
+// Sums raw bytes over all streams and calls the callback at most every kInterval (and once at
+// Finish). The callback may run on any stream's thread.
+class ProgressReporter {
+ public:
+  ProgressReporter(const ProgressFn& fn, uint64_t total) : fn_(fn), total_(total) {}
+  void Add(uint64_t n);
+  // Reports the final count (also when under the throttle interval).
+  void Finish();
+
+ private:
+  const ProgressFn& fn_;
+  const uint64_t total_;
+  std::atomic<uint64_t> done_{0};
+  std::atomic<int64_t> last_report_ns_{0};
+};
+
+// Hashes and counts what goes through to `out` (the bytes as stored).
+class HashingSink : public storage::ByteSink {
+ public:
+  explicit HashingSink(std::unique_ptr<storage::ByteSink> out) : out_(std::move(out)) {}
+  Status Write(const void* data, size_t size) override;
+  Status Close() override { return out_->Close(); }
+  uint64_t bytes() const { return bytes_; }
+  std::string FinalHex() { return sha_.FinalHex(); }
+
+ private:
+  std::unique_ptr<storage::ByteSink> out_;
+  Sha256 sha_;
+  uint64_t bytes_ = 0;
+};
+
+// Hashes and counts what is read from `in` (the bytes as stored).
+class HashingSource : public storage::ByteSource {
+ public:
+  explicit HashingSource(std::unique_ptr<storage::ByteSource> in) : in_(std::move(in)) {}
+  Result<size_t> Read(void* data, size_t size) override;
+  // Reads `in` to its end (after a failure downstream), so the digest covers every byte.
+  Status Drain();
+  uint64_t bytes() const { return bytes_; }
+  std::string FinalHex() { return sha_.FinalHex(); }
+
+ private:
+  std::unique_ptr<storage::ByteSource> in_;
+  Sha256 sha_;
+  uint64_t bytes_ = 0;
+};
+
+// Counts raw bytes into a ProgressReporter, and fails (kAborted) once `cancel` is set, so the
+// other streams stop soon after one fails.
+class CountingSink : public storage::ByteSink {
+ public:
+  CountingSink(std::unique_ptr<storage::ByteSink> out, ProgressReporter* progress,
+               const std::atomic<bool>* cancel)
+      : out_(std::move(out)), progress_(progress), cancel_(cancel) {}
+  Status Write(const void* data, size_t size) override;
+  Status Close() override;
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  std::unique_ptr<storage::ByteSink> out_;
+  ProgressReporter* progress_;
+  const std::atomic<bool>* cancel_;
+  uint64_t bytes_ = 0;
+};
+
+class CountingSource : public storage::ByteSource {
+ public:
+  CountingSource(std::unique_ptr<storage::ByteSource> in, ProgressReporter* progress,
+                 const std::atomic<bool>* cancel)
+      : in_(std::move(in)), progress_(progress), cancel_(cancel) {}
+  Result<size_t> Read(void* data, size_t size) override;
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  std::unique_ptr<storage::ByteSource> in_;
+  ProgressReporter* progress_;
+  const std::atomic<bool>* cancel_;
+  uint64_t bytes_ = 0;
+};
+
+// The kAborted a tap returns after cancellation.
+Status CancelledError();
+
+}  // namespace cedana::image

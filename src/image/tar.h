@@ -1,0 +1,65 @@
+// Tar: the archive format inside each stream. A minimal POSIX ustar writer and reader for
+// regular files of one flat directory (a CRIU images dir has no subdirectories). GNU tar
+// extracts what the writer produces (`gzip -d <stream-0 | tar -x`). Sizes of 8 GiB and more
+// use the GNU base-256 size field, which GNU tar and bsdtar read. Not thread-safe: one writer
+// or reader per stream.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "storage/byte_stream.h"
+
+namespace cedana::image {
+
+inline constexpr size_t kTarBlockSize = 512;
+inline constexpr size_t kTarMaxNameLength = 100;
+
+// Bytes an archive entry for a file of `size` bytes takes (header plus padded data).
+uint64_t TarEntrySize(uint64_t file_size);
+// Bytes of the end-of-archive marker (two zero blocks).
+inline constexpr uint64_t kTarTrailerSize = 2 * kTarBlockSize;
+
+class TarWriter {
+ public:
+  // `out` is borrowed and must outlive the writer; the writer never closes it.
+  explicit TarWriter(storage::ByteSink* out);
+
+  // Appends `dir`/`name` as a regular file. kInvalidArgument for names longer than 100 bytes
+  // or containing '/'; kAborted when the file shrinks while it is read.
+  Status AddFile(const std::string& dir, const std::string& name);
+  // Writes the end-of-archive marker. The archive is incomplete without it.
+  Status Finish();
+
+ private:
+  Status WriteHeader(const std::string& name, uint64_t size, uint32_t mode, uint32_t uid,
+                     uint32_t gid, int64_t mtime);
+  Status WritePadding(uint64_t size);
+
+  storage::ByteSink* out_;
+  std::vector<char> buf_;
+};
+
+class TarReader {
+ public:
+  // `in` is borrowed and must outlive the reader.
+  explicit TarReader(storage::ByteSource* in);
+
+  // Extracts every entry into `dir` (which must exist) until the end-of-archive marker.
+  // Files are created exclusively (O_EXCL): an existing name is kAlreadyExists. kInvalidArgument
+  // for entries that are not regular files or whose names contain '/' or '..'; kAborted for a
+  // corrupt header or an archive that ends early. Returns the names extracted.
+  Result<std::vector<std::string>> ExtractAll(const std::string& dir);
+
+ private:
+  Status ReadFull(void* data, size_t size);
+  Status ExtractFile(const std::string& dir, const std::string& name, uint64_t size, uint32_t mode);
+
+  storage::ByteSource* in_;
+  std::vector<char> buf_;
+};
+
+}  // namespace cedana::image

@@ -1,0 +1,92 @@
+// UnpackToImagesDir: N stored streams -> CRIU's images dir, verifying every stored byte.
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "common/fs.h"
+#include "image/pack.h"
+#include "image/stream_group.h"
+#include "image/stream_taps.h"
+#include "image/tar.h"
+
+namespace cedana::image {
+namespace {
+
+constexpr int kMaxStreams = 64;
+
+Status ChecksumMismatch() {
+  return AbortedError("checksum mismatch (stored data altered or truncated)");
+}
+
+bool Matches(HashingSource* stored, const StreamInfo& want) {
+  return stored->bytes() == want.stored_bytes && stored->FinalHex() == want.sha256;
+}
+
+// Reads `in` to its end: the tar reader stops at the first end-of-archive block, but the
+// stored-bytes hash must see (and the decoder must check) every byte.
+Status DrainToEnd(storage::ByteSource* in) {
+  std::vector<char> buf(64 * 1024);
+  for (;;) {
+    CEDANA_ASSIGN_OR_RETURN(size_t n, in->Read(buf.data(), buf.size()));
+    if (n == 0) return OkStatus();
+  }
+}
+
+// One stream's pipeline: store -> stored-bytes hash -> decompressor -> raw counter -> tar.
+Status UnpackStream(int index, storage::CheckpointStore& store, const storage::CheckpointRef& ref,
+                    const Manifest& manifest, const std::string& images_dir,
+                    ProgressReporter* progress, const StreamGroup& group) {
+  const StreamInfo& want = manifest.streams[index];
+  CEDANA_ASSIGN_OR_RETURN(auto store_source, store.OpenStream(ref, index));
+  auto hashing = std::make_unique<HashingSource>(std::move(store_source));
+  HashingSource* stored = hashing.get();
+  CountingSource raw(DecompressingSource(manifest.codec, std::move(hashing)), progress,
+                     group.cancel_flag());
+  TarReader tar(&raw);
+  Status s = tar.ExtractAll(images_dir).error();
+  if (s.ok()) s = DrainToEnd(&raw);
+  if (!s.ok()) {
+    // A corrupt frame or tar header usually means the stored bytes changed; say so when the
+    // hash of the whole stream confirms it. Local failures (disk full) are reported as is.
+    bool data_error = s.code() == Code::kAborted || s.code() == Code::kInvalidArgument;
+    if (data_error && !group.cancelled() && stored->Drain().ok() && !Matches(stored, want)) {
+      return ChecksumMismatch();
+    }
+    return s;
+  }
+  if (!Matches(stored, want)) return ChecksumMismatch();
+  return OkStatus();
+}
+
+}  // namespace
+
+Status UnpackToImagesDir(storage::CheckpointStore& store, const storage::CheckpointRef& ref,
+                         const Manifest& manifest, const std::string& images_dir,
+                         const ProgressFn& progress_fn) {
+  int n = static_cast<int>(manifest.streams.size());
+  if (n < 1 || n > kMaxStreams) {
+    return InvalidArgumentError(
+        fmt::format("streams must be between 1 and {}, got {}", kMaxStreams, n));
+  }
+  if (!fs::Exists(images_dir)) {
+    // Images hold the process's memory: readable by the owner only.
+    CEDANA_RETURN_IF_ERROR(fs::MakeDirs(images_dir, 0700)) << "creating images dir";
+  }
+  CEDANA_ASSIGN_OR_RETURN(auto existing, fs::ListDir(images_dir));
+  if (!existing.empty()) {
+    return FailedPreconditionError(fmt::format("images dir {} is not empty", images_dir));
+  }
+  uint64_t total = 0;
+  for (const StreamInfo& s : manifest.streams) total += s.raw_bytes;
+
+  ProgressReporter progress(progress_fn, total);
+  std::string path = ref.Path();
+  StreamGroup group([&path](int i) { return fmt::format("stream-{} of {}", i, path); });
+  CEDANA_RETURN_IF_ERROR(group.Run(n, [&](int i) {
+    return UnpackStream(i, store, ref, manifest, images_dir, &progress, group);
+  }));
+  progress.Finish();
+  return OkStatus();
+}
+
+}  // namespace cedana::image

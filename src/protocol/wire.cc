@@ -1,0 +1,71 @@
+#include "protocol/wire.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace cedana::protocol {
+namespace {
+constexpr size_t kMaxMessageBytes = 16 << 20;
+}
+
+Status WriteMessage(int fd, const Message& message) {
+  std::string line = message.dump() + "\n";
+  size_t off = 0;
+  while (off < line.size()) {
+    ssize_t n = ::send(fd, line.data() + off, line.size() - off, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, "writing message");
+    }
+    off += static_cast<size_t>(n);
+  }
+  return OkStatus();
+}
+
+Result<Message> MessageReader::Read() {
+  for (;;) {
+    size_t nl = buffer_.find('\n');
+    if (nl != std::string::npos) {
+      std::string line = buffer_.substr(0, nl);
+      buffer_.erase(0, nl + 1);
+      Message m = Message::parse(line, nullptr, /*allow_exceptions=*/false);
+      if (m.is_discarded() || !m.is_object())
+        return InvalidArgumentError("malformed message (not a JSON object)");
+      return m;
+    }
+    if (buffer_.size() > kMaxMessageBytes) return InvalidArgumentError("message too large");
+    char chunk[65536];
+    ssize_t n = ::read(fd_, chunk, sizeof chunk);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, "reading message");
+    }
+    if (n == 0) return UnavailableError("connection closed");
+    buffer_.append(chunk, static_cast<size_t>(n));
+  }
+}
+
+Message OkResult(Message fields) {
+  fields["type"] = "result";
+  fields["ok"] = true;
+  return fields;
+}
+
+Message ErrorResult(const Status& status) {
+  return {{"type", "result"},
+          {"ok", false},
+          {"code", std::string(CodeName(status.code()))},
+          {"error", status.message()}};
+}
+
+Status StatusFromResult(const Message& result) {
+  if (result.value("ok", false)) return OkStatus();
+  std::string code_name = result.value("code", "internal");
+  std::string error = result.value("error", "unknown error");
+  for (int c = 0; c <= static_cast<int>(Code::kInternal); ++c) {
+    if (CodeName(static_cast<Code>(c)) == code_name) return Status(static_cast<Code>(c), error);
+  }
+  return InternalError(error);
+}
+
+}  // namespace cedana::protocol

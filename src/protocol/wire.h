@@ -1,0 +1,41 @@
+// The node daemon's wire protocol: newline-delimited JSON messages over a unix stream socket.
+// A client sends one request {"v": 1, "op": "...", ...}; the daemon answers with zero or more
+// {"type": "progress", ...} messages and one {"type": "result", "ok": bool, ...}. Errors carry
+// "code" (a Code name) and "error" (the message). The version lets old CLIs talk to new
+// daemons: a daemon refuses a request whose "v" it does not know, naming both versions.
+// MessageReader is not thread-safe (one per connection).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+
+namespace cedana::protocol {
+
+inline constexpr int kVersion = 1;
+
+using Message = nlohmann::json;
+
+Status WriteMessage(int fd, const Message& message);
+
+class MessageReader {
+ public:
+  explicit MessageReader(int fd) : fd_(fd) {}
+  // The next message; kUnavailable("connection closed") at end of stream.
+  Result<Message> Read();
+
+ private:
+  int fd_;
+  std::string buffer_;
+};
+
+// {"type":"result","ok":true, ...fields}
+Message OkResult(Message fields = Message::object());
+// {"type":"result","ok":false,"code":"not found","error":"..."}
+Message ErrorResult(const Status& status);
+// The Status an error result carries (OkStatus for ok results).
+Status StatusFromResult(const Message& result);
+
+}  // namespace cedana::protocol

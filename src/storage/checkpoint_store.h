@@ -1,0 +1,58 @@
+// CheckpointStore: where checkpoints live (DESIGN.md §4). Layout under the checkpoint dir:
+//   <owner>/<label>/<checkpoint-id>/{manifest.json, stream-0 .. stream-N-1}
+// A checkpoint is committed when its manifest.json exists; the manifest is written last and
+// atomically, so a reader never sees a half-written checkpoint as committed. Storage is the
+// source of truth: "the newest good checkpoint of a label" is answered from it alone.
+// Implementations are thread-safe (streams of one checkpoint are written in parallel).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "storage/byte_stream.h"
+
+namespace cedana::storage {
+
+// Names one checkpoint in the store.
+struct CheckpointRef {
+  std::string owner;  // user name of the owner (directory level 1)
+  std::string label;  // CEDANA_CHECKPOINT label (directory level 2)
+  std::string id;     // checkpoint id, sortable by creation time (directory level 3)
+  std::string Path() const { return owner + "/" + label + "/" + id; }
+};
+
+class CheckpointStore {
+ public:
+  virtual ~CheckpointStore() = default;
+
+  // "/var/lib/cedana/checkpoints" or "s3://bucket/prefix": for messages.
+  virtual std::string Describe() const = 0;
+
+  // Checks the store is usable for writing (exists/creatable, writable). kPermissionDenied,
+  // kNotFound or kUnavailable with the reason.
+  virtual Status CheckWritable() = 0;
+
+  // Opens stream `index` of a checkpoint that is not committed yet.
+  virtual Result<std::unique_ptr<ByteSink>> CreateStream(const CheckpointRef& ref, int index) = 0;
+  // Writes manifest.json: the commit point. Call only after every stream's sink was Closed.
+  virtual Status Commit(const CheckpointRef& ref, const std::string& manifest_json) = 0;
+  // Removes whatever was written for `ref` (committed or not). Missing is fine.
+  virtual Status Delete(const CheckpointRef& ref) = 0;
+
+  virtual Result<std::unique_ptr<ByteSource>> OpenStream(const CheckpointRef& ref, int index) = 0;
+  // kNotFound when the checkpoint is not committed.
+  virtual Result<std::string> ReadManifest(const CheckpointRef& ref) = 0;
+
+  // Committed checkpoints, optionally only of one owner and/or label, in no particular order.
+  virtual Result<std::vector<CheckpointRef>> List(const std::optional<std::string>& owner,
+                                                  const std::optional<std::string>& label) = 0;
+};
+
+// Opens the store a checkpoint dir names: a local path (also NFS) or s3://bucket/prefix.
+// kInvalidArgument for a malformed location.
+Result<std::unique_ptr<CheckpointStore>> OpenStore(const std::string& location);
+
+}  // namespace cedana::storage

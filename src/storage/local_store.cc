@@ -1,0 +1,221 @@
+#include "storage/local_store.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+
+#include "common/fs.h"
+#include "common/unique_fd.h"
+
+namespace cedana::storage {
+namespace {
+
+constexpr char kManifestName[] = "manifest.json";
+
+// One path component: refs come from users (labels) and from directory listings, and must
+// never climb out of the store.
+Status CheckComponent(std::string_view what, const std::string& value) {
+  if (value.empty()) return InvalidArgumentError(std::string(what) + " is empty");
+  if (value == "." || value == ".." || value.find('/') != std::string::npos ||
+      value.find('\0') != std::string::npos) {
+    return InvalidArgumentError(std::string(what) + " \"" + value +
+                                "\" is not a valid directory name");
+  }
+  return OkStatus();
+}
+
+Status CheckRef(const CheckpointRef& ref) {
+  CEDANA_RETURN_IF_ERROR(CheckComponent("owner", ref.owner));
+  CEDANA_RETURN_IF_ERROR(CheckComponent("label", ref.label));
+  CEDANA_RETURN_IF_ERROR(CheckComponent("checkpoint id", ref.id));
+  return OkStatus();
+}
+
+std::string StreamName(int index) { return "stream-" + std::to_string(index); }
+
+bool IsDir(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+class FileSink : public ByteSink {
+ public:
+  FileSink(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+
+  Status Write(const void* data, size_t size) override {
+    if (!status_.ok()) return status_;
+    if (!fd_.valid()) return status_ = FailedPreconditionError("writing " + path_ + " after Close");
+    const char* p = static_cast<const char*>(data);
+    while (size > 0) {
+      ssize_t n = ::write(fd_.get(), p, size);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return status_ = ErrnoStatus(errno, "writing " + path_);
+      }
+      p += n;
+      size -= static_cast<size_t>(n);
+    }
+    return OkStatus();
+  }
+
+  Status Close() override {
+    if (!status_.ok()) return status_;
+    if (!fd_.valid()) return OkStatus();
+    // The manifest (commit point) is written after every stream is closed, so the stream
+    // bytes must be on disk before Close() reports success.
+    if (::fsync(fd_.get()) != 0) return status_ = ErrnoStatus(errno, "fsync " + path_);
+    int fd = fd_.Release();
+    if (::close(fd) != 0 && errno != EINTR) return status_ = ErrnoStatus(errno, "closing " + path_);
+    return OkStatus();
+  }
+
+ private:
+  UniqueFd fd_;
+  std::string path_;
+  Status status_;
+};
+
+class FileSource : public ByteSource {
+ public:
+  FileSource(UniqueFd fd, std::string path) : fd_(std::move(fd)), path_(std::move(path)) {}
+
+  Result<size_t> Read(void* data, size_t size) override {
+    for (;;) {
+      ssize_t n = ::read(fd_.get(), data, size);
+      if (n >= 0) return static_cast<size_t>(n);
+      if (errno != EINTR) return ErrnoStatus(errno, "reading " + path_);
+    }
+  }
+
+ private:
+  UniqueFd fd_;
+  std::string path_;
+};
+
+// Removes `path` if it is an empty directory; anything else (not empty, gone) is fine.
+void RemoveDirIfEmpty(const std::string& path) { ::rmdir(path.c_str()); }
+
+// Subdirectories of `path` (or just `only`, when given and present).
+Result<std::vector<std::string>> SubDirs(const std::string& path,
+                                         const std::optional<std::string>& only) {
+  std::vector<std::string> out;
+  if (only.has_value()) {
+    CEDANA_RETURN_IF_ERROR(CheckComponent("name", *only));
+    if (IsDir(path + "/" + *only)) out.push_back(*only);
+    return out;
+  }
+  auto names = fs::ListDir(path);
+  if (!names.has_value()) {
+    if (names.error().code() == Code::kNotFound) return out;
+    return std::move(names).error();
+  }
+  for (std::string& name : *names) {
+    if (name[0] != '.' && IsDir(path + "/" + name)) out.push_back(std::move(name));
+  }
+  return out;
+}
+
+}  // namespace
+
+LocalStore::LocalStore(std::string root) : root_(std::move(root)) {
+  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+}
+
+std::string LocalStore::CheckpointDir(const CheckpointRef& ref) const {
+  return root_ + "/" + ref.Path();
+}
+
+Status LocalStore::CheckWritable() {
+  if (fs::Exists(root_) && !IsDir(root_)) {
+    return FailedPreconditionError("checkpoint dir " + root_ + " is not a directory");
+  }
+  CEDANA_RETURN_IF_ERROR(fs::MakeDirs(root_)) << "checkpoint dir " << root_ << " is not usable";
+  std::string probe = root_ + "/.cedana-write-test.XXXXXX";
+  int fd = ::mkstemp(probe.data());
+  if (fd < 0) {
+    return ErrnoStatus(errno, "checkpoint dir " + root_ + " is not writable");
+  }
+  UniqueFd owned(fd);
+  ::unlink(probe.c_str());
+  if (::write(owned.get(), "x", 1) != 1) {
+    return ErrnoStatus(errno, "checkpoint dir " + root_ + " is not writable");
+  }
+  return OkStatus();
+}
+
+Result<std::unique_ptr<ByteSink>> LocalStore::CreateStream(const CheckpointRef& ref, int index) {
+  CEDANA_RETURN_IF_ERROR(CheckRef(ref));
+  if (index < 0) return InvalidArgumentError("negative stream index " + std::to_string(index));
+  std::string dir = CheckpointDir(ref);
+  CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir));
+  std::string path = dir + "/" + StreamName(index);
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd.valid()) return ErrnoStatus(errno, "creating " + path);
+  return std::unique_ptr<ByteSink>(std::make_unique<FileSink>(std::move(fd), std::move(path)));
+}
+
+Status LocalStore::Commit(const CheckpointRef& ref, const std::string& manifest_json) {
+  CEDANA_RETURN_IF_ERROR(CheckRef(ref));
+  std::string dir = CheckpointDir(ref);
+  CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir));
+  return fs::WriteFileAtomic(dir + "/" + kManifestName, manifest_json, 0644);
+}
+
+Status LocalStore::Delete(const CheckpointRef& ref) {
+  CEDANA_RETURN_IF_ERROR(CheckRef(ref));
+  // The manifest goes first: a crash part-way leaves an uncommitted dir, never a committed
+  // checkpoint with missing streams.
+  std::string dir = CheckpointDir(ref);
+  if (::unlink((dir + "/" + kManifestName).c_str()) != 0 && errno != ENOENT) {
+    return ErrnoStatus(errno, "removing " + dir + "/" + kManifestName);
+  }
+  CEDANA_RETURN_IF_ERROR(fs::RemoveTree(dir));
+  RemoveDirIfEmpty(root_ + "/" + ref.owner + "/" + ref.label);
+  RemoveDirIfEmpty(root_ + "/" + ref.owner);
+  return OkStatus();
+}
+
+Result<std::unique_ptr<ByteSource>> LocalStore::OpenStream(const CheckpointRef& ref, int index) {
+  CEDANA_RETURN_IF_ERROR(CheckRef(ref));
+  std::string path = CheckpointDir(ref) + "/" + StreamName(index);
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoStatus(errno, "opening " + path);
+  ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  return std::unique_ptr<ByteSource>(std::make_unique<FileSource>(std::move(fd), std::move(path)));
+}
+
+Result<std::string> LocalStore::ReadManifest(const CheckpointRef& ref) {
+  CEDANA_RETURN_IF_ERROR(CheckRef(ref));
+  auto data = fs::ReadFile(CheckpointDir(ref) + "/" + kManifestName);
+  if (!data.has_value() && data.error().code() == Code::kNotFound) {
+    return NotFoundError("checkpoint " + ref.Path() + " in " + root_ +
+                         " is not committed (no manifest.json)");
+  }
+  return data;
+}
+
+Result<std::vector<CheckpointRef>> LocalStore::List(const std::optional<std::string>& owner,
+                                                    const std::optional<std::string>& label) {
+  std::vector<CheckpointRef> refs;
+  CEDANA_ASSIGN_OR_RETURN(auto owners, SubDirs(root_, owner));
+  for (const std::string& o : owners) {
+    std::string owner_dir = root_ + "/" + o;
+    CEDANA_ASSIGN_OR_RETURN(auto labels, SubDirs(owner_dir, label));
+    for (const std::string& l : labels) {
+      std::string label_dir = owner_dir + "/" + l;
+      CEDANA_ASSIGN_OR_RETURN(auto ids, SubDirs(label_dir, std::nullopt));
+      for (const std::string& id : ids) {
+        if (fs::Exists(label_dir + "/" + id + "/" + kManifestName)) {
+          refs.push_back(CheckpointRef{o, l, id});
+        }
+      }
+    }
+  }
+  return refs;
+}
+
+}  // namespace cedana::storage

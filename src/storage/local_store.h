@@ -1,0 +1,49 @@
+// LocalStore: a CheckpointStore over a directory on a local or network (NFS) file system.
+// Layout: <root>/<owner>/<label>/<id>/{manifest.json, stream-0 ..}. Stream sinks write plain
+// files and fsync them on Close(); manifest.json is written atomically (temp file + rename), so
+// it appears whole or not at all. Thread-safe: the object holds only the root path, and each
+// sink/source is used by one thread.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "storage/checkpoint_store.h"
+
+namespace cedana::storage {
+
+class LocalStore : public CheckpointStore {
+ public:
+  // `root` must be an absolute path; it need not exist yet (CheckWritable creates it).
+  explicit LocalStore(std::string root);
+
+  std::string Describe() const override { return root_; }
+  // Creates root (mkdir -p) and proves it writable with a temporary file. kPermissionDenied or
+  // kNotFound with a message naming the directory.
+  Status CheckWritable() override;
+
+  // Creates the checkpoint dir as needed and truncates any stream file already there. The
+  // sink's destructor removes nothing: after a failure the caller Deletes the ref.
+  Result<std::unique_ptr<ByteSink>> CreateStream(const CheckpointRef& ref, int index) override;
+  Status Commit(const CheckpointRef& ref, const std::string& manifest_json) override;
+  // Removes the checkpoint dir, then the label and owner dirs if they became empty.
+  Status Delete(const CheckpointRef& ref) override;
+
+  // kNotFound when the stream file does not exist.
+  Result<std::unique_ptr<ByteSource>> OpenStream(const CheckpointRef& ref, int index) override;
+  Result<std::string> ReadManifest(const CheckpointRef& ref) override;
+  // Checkpoint dirs holding a manifest.json; dirs without one (in progress, or abandoned by a
+  // crash) are skipped. A missing root or owner/label dir yields an empty list.
+  Result<std::vector<CheckpointRef>> List(const std::optional<std::string>& owner,
+                                          const std::optional<std::string>& label) override;
+
+  // <root>/<owner>/<label>/<id>; for tests and messages.
+  std::string CheckpointDir(const CheckpointRef& ref) const;
+
+ private:
+  std::string root_;
+};
+
+}  // namespace cedana::storage

@@ -1,0 +1,191 @@
+#include "storage/local_store.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "common/fs.h"
+#include "storage/temp_dir_for_test.h"
+
+namespace cedana::storage {
+namespace {
+
+using testing::TempDir;
+
+std::string ReadAll(ByteSource& src) {
+  std::string out;
+  char buf[7];  // odd size: exercises partial reads
+  for (;;) {
+    auto n = src.Read(buf, sizeof buf);
+    EXPECT_TRUE(n.has_value()) << n.error().ToString();
+    if (!n.has_value() || *n == 0) return out;
+    out.append(buf, *n);
+  }
+}
+
+void WriteStream(CheckpointStore& store, const CheckpointRef& ref, int index,
+                 const std::string& data) {
+  auto sink = store.CreateStream(ref, index);
+  ASSERT_TRUE(sink.has_value()) << sink.error().ToString();
+  ASSERT_TRUE((*sink)->Write(data.data(), data.size()).ok());
+  ASSERT_TRUE((*sink)->Close().ok());
+}
+
+struct OpenStoreCase {
+  std::string location;
+  Code want;
+};
+
+TEST(OpenStoreTest, Locations) {
+  const OpenStoreCase cases[] = {
+      {"", Code::kInvalidArgument},
+      {"relative/dir", Code::kInvalidArgument},
+      {"./dir", Code::kInvalidArgument},
+      {"s3://bucket/prefix", Code::kFailedPrecondition},
+      {"gs://bucket", Code::kInvalidArgument},
+      {"/var/lib/cedana/checkpoints", Code::kOk},
+  };
+  for (const auto& c : cases) {
+    auto store = OpenStore(c.location);
+    EXPECT_EQ(store.error().code(), c.want) << c.location << ": " << store.error().ToString();
+    if (store.has_value()) {
+      EXPECT_EQ((*store)->Describe(), c.location);
+    }
+  }
+}
+
+TEST(OpenStoreTest, TrailingSlashIsDropped) {
+  auto store = OpenStore("/data/ckpt/");
+  ASSERT_TRUE(store.has_value());
+  EXPECT_EQ((*store)->Describe(), "/data/ckpt");
+}
+
+TEST(LocalStoreTest, StreamRoundTripAndCommit) {
+  TempDir tmp;
+  LocalStore store(tmp.path());
+  CheckpointRef ref{"alice", "train", "c-1"};
+  WriteStream(store, ref, 0, "hello");
+  WriteStream(store, ref, 1, std::string(100000, 'x'));
+
+  EXPECT_EQ(store.ReadManifest(ref).error().code(), Code::kNotFound);
+  auto listed = store.List(std::nullopt, std::nullopt);
+  ASSERT_TRUE(listed.has_value());
+  EXPECT_TRUE(listed->empty()) << "uncommitted checkpoint listed";
+
+  ASSERT_TRUE(store.Commit(ref, "{\"id\":\"c-1\"}").ok());
+  auto manifest = store.ReadManifest(ref);
+  ASSERT_TRUE(manifest.has_value());
+  EXPECT_EQ(*manifest, "{\"id\":\"c-1\"}");
+  struct stat st;
+  ASSERT_EQ(::stat(store.CheckpointDir(ref).append("/manifest.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+
+  auto src = store.OpenStream(ref, 0);
+  ASSERT_TRUE(src.has_value());
+  EXPECT_EQ(ReadAll(**src), "hello");
+  auto src1 = store.OpenStream(ref, 1);
+  ASSERT_TRUE(src1.has_value());
+  EXPECT_EQ(ReadAll(**src1), std::string(100000, 'x'));
+  EXPECT_EQ(store.OpenStream(ref, 2).error().code(), Code::kNotFound);
+}
+
+TEST(LocalStoreTest, ListFiltersAndSkipsUncommitted) {
+  TempDir tmp;
+  LocalStore store(tmp.path());
+  const CheckpointRef committed[] = {{"alice", "train", "c-1"},
+                                     {"alice", "train", "c-2"},
+                                     {"alice", "eval", "c-3"},
+                                     {"bob", "train", "c-4"}};
+  for (const auto& ref : committed) {
+    WriteStream(store, ref, 0, "x");
+    ASSERT_TRUE(store.Commit(ref, "{}").ok());
+  }
+  WriteStream(store, {"alice", "train", "c-5"}, 0, "in progress");
+  ASSERT_TRUE(fs::MakeDirs(tmp.Sub("alice/train/empty-dir")).ok());
+  ASSERT_TRUE(fs::WriteFileAtomic(tmp.Sub("stray-file"), "x").ok());
+
+  auto ids = [&](std::optional<std::string> owner, std::optional<std::string> label) {
+    auto refs = store.List(owner, label);
+    EXPECT_TRUE(refs.has_value());
+    std::vector<std::string> out;
+    for (const auto& r : *refs) out.push_back(r.id);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  using V = std::vector<std::string>;
+  EXPECT_EQ(ids(std::nullopt, std::nullopt), (V{"c-1", "c-2", "c-3", "c-4"}));
+  EXPECT_EQ(ids("alice", std::nullopt), (V{"c-1", "c-2", "c-3"}));
+  EXPECT_EQ(ids(std::nullopt, "train"), (V{"c-1", "c-2", "c-4"}));
+  EXPECT_EQ(ids("alice", "train"), (V{"c-1", "c-2"}));
+  EXPECT_EQ(ids("carol", std::nullopt), V{});
+}
+
+TEST(LocalStoreTest, ListOfMissingRootIsEmpty) {
+  TempDir tmp;
+  LocalStore store(tmp.Sub("not-yet"));
+  auto refs = store.List(std::nullopt, std::nullopt);
+  ASSERT_TRUE(refs.has_value());
+  EXPECT_TRUE(refs->empty());
+}
+
+TEST(LocalStoreTest, DeleteRemovesEmptyParents) {
+  TempDir tmp;
+  LocalStore store(tmp.path());
+  CheckpointRef a{"alice", "train", "c-1"};
+  CheckpointRef b{"alice", "eval", "c-2"};
+  for (const auto& ref : {a, b}) {
+    WriteStream(store, ref, 0, "x");
+    ASSERT_TRUE(store.Commit(ref, "{}").ok());
+  }
+  ASSERT_TRUE(store.Delete(a).ok());
+  EXPECT_FALSE(fs::Exists(tmp.Sub("alice/train")));
+  EXPECT_TRUE(fs::Exists(tmp.Sub("alice/eval/c-2/manifest.json")));
+  ASSERT_TRUE(store.Delete(b).ok());
+  EXPECT_FALSE(fs::Exists(tmp.Sub("alice")));
+  EXPECT_TRUE(fs::Exists(tmp.path()));
+  EXPECT_TRUE(store.Delete(b).ok()) << "deleting a missing checkpoint is fine";
+}
+
+TEST(LocalStoreTest, RejectsRefsThatEscapeTheStore) {
+  TempDir tmp;
+  LocalStore store(tmp.path());
+  const CheckpointRef bad[] = {
+      {"", "l", "i"}, {"o", "..", "i"}, {"o", "l", "a/b"}, {".", "l", "i"}, {"o", "l", ""}};
+  for (const auto& ref : bad) {
+    EXPECT_EQ(store.CreateStream(ref, 0).error().code(), Code::kInvalidArgument) << ref.Path();
+    EXPECT_EQ(store.Commit(ref, "{}").code(), Code::kInvalidArgument) << ref.Path();
+    EXPECT_EQ(store.Delete(ref).code(), Code::kInvalidArgument) << ref.Path();
+    EXPECT_EQ(store.OpenStream(ref, 0).error().code(), Code::kInvalidArgument) << ref.Path();
+  }
+  EXPECT_EQ(store.List(std::string("../x"), std::nullopt).error().code(), Code::kInvalidArgument);
+}
+
+TEST(LocalStoreTest, CheckWritableCreatesRoot) {
+  TempDir tmp;
+  LocalStore store(tmp.Sub("a/b/c"));
+  ASSERT_TRUE(store.CheckWritable().ok());
+  EXPECT_TRUE(fs::Exists(tmp.Sub("a/b/c")));
+  auto names = fs::ListDir(tmp.Sub("a/b/c"));
+  ASSERT_TRUE(names.has_value());
+  EXPECT_TRUE(names->empty()) << "probe file left behind";
+}
+
+TEST(LocalStoreTest, CheckWritableReportsReadOnlyDir) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions";
+  TempDir tmp;
+  ASSERT_EQ(::chmod(tmp.path().c_str(), 0555), 0);
+  LocalStore store(tmp.path());
+  Status s = store.CheckWritable();
+  EXPECT_EQ(s.code(), Code::kPermissionDenied);
+  EXPECT_NE(s.message().find(tmp.path()), std::string::npos) << s.message();
+  LocalStore nested(tmp.Sub("sub"));
+  Status n = nested.CheckWritable();
+  EXPECT_EQ(n.code(), Code::kPermissionDenied);
+  EXPECT_NE(n.message().find(tmp.Sub("sub")), std::string::npos) << n.message();
+  ASSERT_EQ(::chmod(tmp.path().c_str(), 0755), 0);
+}
+
+}  // namespace
+}  // namespace cedana::storage
