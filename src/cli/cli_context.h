@@ -40,6 +40,7 @@ void AddRunCommand(CLI::App& app, CliContext& ctx);
 void AddDumpCommand(CLI::App& app, CliContext& ctx);
 void AddRestoreCommand(CLI::App& app, CliContext& ctx);
 void AddPsCommand(CLI::App& app, CliContext& ctx);
+void AddKillCommand(CLI::App& app, CliContext& ctx);
 void AddCheckpointsCommand(CLI::App& app, CliContext& ctx);
 void AddVersionCommand(CLI::App& app, CliContext& ctx);
 void AddConfigCommand(CLI::App& app, CliContext& ctx);

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
     cedana::cli::AddDumpCommand(app, ctx);
     cedana::cli::AddRestoreCommand(app, ctx);
     cedana::cli::AddPsCommand(app, ctx);
+    cedana::cli::AddKillCommand(app, ctx);
     cedana::cli::AddCheckpointsCommand(app, ctx);
     cedana::cli::AddVersionCommand(app, ctx);
     cedana::cli::AddConfigCommand(app, ctx);

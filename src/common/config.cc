@@ -46,7 +46,7 @@ KeySpec StringKey(std::string key, std::string env, std::string Config::*field, 
 KeySpec EnumKey(std::string key, std::string env, std::string Config::*field,
                 std::vector<std::string> values, std::string doc) {
   std::string valid;
-  for (const auto& v : values) valid += (valid.empty() ? "" : "|") + v;
+  for (const auto& v : values) valid += (valid.empty() ? "" : ", ") + v;
   return StringKey(key, env, field, valid, std::move(doc), [values](const std::string& v) {
     return std::find(values.begin(), values.end(), v) != values.end();
   });
@@ -75,7 +75,7 @@ KeySpec IntKey(std::string key, std::string env, int Config::*field, int min, in
 
 KeySpec BoolKey(std::string key, std::string env, bool Config::*field, std::string doc) {
   KeySpec s;
-  std::string valid = "0|1|true|false";
+  std::string valid = "0, 1, true, false";
   s.info = {key, env, valid, Config{}.*field ? "1" : "0", std::move(doc)};
   s.set = [=](Config& c, const std::string& v) -> Status {
     if (v == "1" || v == "true") c.*field = true;
@@ -264,7 +264,7 @@ std::string ConfigToJson(const Config& config) {
     std::string section = key.substr(0, dot), name = key.substr(dot + 1);
     std::string value = s.get(config);
     if (s.info.valid.rfind("an integer", 0) == 0) j[section][name] = std::stol(value);
-    else if (s.info.valid == "0|1|true|false") j[section][name] = value == "1";
+    else if (s.info.valid == "0, 1, true, false") j[section][name] = value == "1";
     else j[section][name] = value;
   }
   return j.dump(2) + "\n";

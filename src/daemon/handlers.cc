@@ -2,6 +2,7 @@
 
 #include <grp.h>
 #include <pwd.h>
+#include <signal.h>
 
 #include <fmt/format.h>
 
@@ -9,6 +10,7 @@
 #include "daemon/dump_job.h"
 #include "daemon/restore_job.h"
 #include "daemon/supervisor.h"
+#include "engine/process_tree.h"
 #include "image/catalog.h"
 
 namespace cedana::daemon {
@@ -96,6 +98,24 @@ Result<Message> HandleInspect(Node& node, const Caller& caller, const Message& r
   CEDANA_ASSIGN_OR_RETURN(WorkloadSpec spec, node.records().LoadSpec(id));
   CEDANA_RETURN_IF_ERROR(CheckOwner(caller, spec.uid, "workload " + id));
   return Message{{"workload", WorkloadJson(node, id)}};
+}
+
+Result<Message> HandleKill(Node& node, const Caller& caller, const Message& req) {
+  std::string id = req.value("id", "");
+  CEDANA_ASSIGN_OR_RETURN(WorkloadSpec spec, node.records().LoadSpec(id));
+  CEDANA_RETURN_IF_ERROR(CheckOwner(caller, spec.uid, "workload " + id));
+  CEDANA_ASSIGN_OR_RETURN(WorkloadState state, node.records().LoadState(id));
+  if (state.status != WorkloadStatus::kRunning)
+    return FailedPreconditionError(fmt::format("workload {} is {}, not running", id, StatusName(state.status)));
+  int sig = req.value("signal", SIGKILL);
+  // The workload is the init of its PID namespace: SIGKILL ends the whole namespace; other
+  // signals reach it only if it handles them, so they go to every process of the tree.
+  if (sig == SIGKILL) {
+    if (::kill(state.pid, SIGKILL) != 0) return ErrnoStatus(errno, "killing workload " + id);
+  } else {
+    engine::SignalTree(state.pid, sig);
+  }
+  return Message{{"id", id}, {"signal", sig}};
 }
 
 Message ManifestSummary(const image::Manifest& m) {
@@ -197,13 +217,14 @@ Result<Message> HandleRequest(Node& node, const Caller& caller, const Message& r
                    {"checkpoint_dir", node.config().checkpoint_dir}};
   if (op == "run") return HandleRun(node, caller, request);
   if (op == "ps") return HandlePs(node, caller);
+  if (op == "kill") return HandleKill(node, caller, request);
   if (op == "inspect") return HandleInspect(node, caller, request);
   if (op == "dump") return HandleDump(node, caller, request, send_progress);
   if (op == "restore") return HandleRestore(node, caller, request, send_progress);
   if (op == "checkpoints") return HandleCheckpoints(node, caller, request);
   if (op == "checkpoints_delete") return HandleDeleteCheckpoint(node, caller, request);
   return InvalidArgumentError(fmt::format(
-      "unknown op \"{}\" (valid: ping, run, ps, inspect, dump, restore, checkpoints, "
+      "unknown op \"{}\" (valid: ping, run, ps, kill, inspect, dump, restore, checkpoints, "
       "checkpoints_delete)", op));
 }
 

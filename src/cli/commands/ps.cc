@@ -1,4 +1,4 @@
-// `cedana ps`: the managed workloads of this node.
+// `cedana ps`: the managed workloads of this node; `cedana kill ID`: signal one.
 #include <fmt/format.h>
 
 #include "cli/cli_context.h"
@@ -29,6 +29,18 @@ void AddPsCommand(CLI::App& app, CliContext& ctx) {
                   w.value("user", "").c_str(), HumanTime(w.value("started_at_ms", int64_t{0})).c_str(),
                   cmd.substr(0, 60).c_str());
     }
+  });
+}
+
+void AddKillCommand(CLI::App& app, CliContext& ctx) {
+  auto* id = new std::string;
+  auto* sig = new int(9);
+  auto* kill = app.add_subcommand("kill", "Send a signal (default SIGKILL) to a workload");
+  kill->add_option("id", *id, "Workload id")->required();
+  kill->add_option("--signal,-s", *sig, "Signal number");
+  kill->callback([&ctx, id, sig] {
+    if (ctx.Call({{"op", "kill"}, {"id", *id}, {"signal", *sig}}, false))
+      std::printf("sent signal %d to %s\n", *sig, id->c_str());
   });
 }
 

@@ -1,0 +1,108 @@
+#!/bin/bash
+# Bad input and faults: every failure says what is wrong, leaves the workload running and
+# thawed, and never leaves a half-written checkpoint or a half-restored workload.
+source "$(dirname "$0")/lib.sh"
+start_daemon || exit 1
+export COUNTER_SLEEP=0.1
+
+running_and_counting() { # ID FILE
+  local n; n=$(last_number "$2" "Counter: ")
+  is_status "$1" running && [ "$(engine_state "$(wl_field "$1" pid)")" != T ] &&
+    wait_for 5 at_least "$2" "Counter: " $((n + 2))
+}
+engine_state() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
+expect_error() { # description expected-substring command...
+  local what=$1 want=$2; shift 2
+  local out; out=$("$@" 2>&1) && { fail "$what: succeeded: $out"; return; }
+  if grep -qF -- "$want" <<<"$out"; then pass "$what"; else fail "$what: got: $out"; fi
+}
+
+w=$("$CEDANA" run --label faults --output "$T/w.out" -- "$WORKLOADS/counter.sh" 2>/dev/null)
+wait_for 20 at_least "$T/w.out" "Counter: " 3
+
+expect_error "unknown codec is refused, naming the valid ones" "valid: none, gzip, lz4, zstd" \
+  "$CEDANA" dump "$w" --compression bzip2
+expect_error "streams 0 is refused" "streams must be between 1 and 64, got 0" "$CEDANA" dump "$w" --streams 0
+expect_error "streams 1000 is refused" "streams must be between 1 and 64, got 1000" "$CEDANA" dump "$w" --streams 1000
+expect_error "unknown workload" "workload wl-nope not found" "$CEDANA" dump wl-nope
+expect_error "unknown checkpoint id" "checkpoint 20990101-000000-deadbeef not found" \
+  "$CEDANA" restore 20990101-000000-deadbeef
+expect_error "restore of an unknown label" "no checkpoint of label nolabel" "$CEDANA" restore --label nolabel
+expect_error "invalid label" "a label is 1 to 128 letters" "$CEDANA" run --label 'a/b' -- true
+check "workload unharmed by bad requests" running_and_counting "$w" "$T/w.out"
+
+# A checkpoint dir on a read-only mount (as root, permissions alone would not stop us).
+mkdir -p "$T/ro"
+mount --bind "$T/ro" "$T/ro" && mount -o remount,bind,ro "$T/ro" && CLEANUPS+=("umount '$T/ro'")
+expect_error "dump into a read-only checkpoint dir fails" "$T/ro" "$CEDANA" dump "$w" --dir "$T/ro"
+check "workload still running and thawed after the failed dump" running_and_counting "$w" "$T/w.out"
+check "no images dir left in the work dir" bash -c "[ -z \"\$(ls '$T/work')\" ]"
+
+# Two good checkpoints, then corrupt the newest: restore by id refuses, --label falls back.
+old=$(dump_id "$w" --leave-running)
+sleep 0.3
+new=$(dump_id "$w" --leave-running)
+check "two checkpoints taken" test -n "$old" -a -n "$new" -a "$old" != "$new"
+stream=$(ls "$T/checkpoints"/*/faults/"$new"/stream-0)
+python3 - "$stream" <<'PY'
+import sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+b[len(b) // 2] ^= 0xFF
+open(p, "wb").write(bytes(b))
+PY
+n_before=$("$CEDANA" ps --json | grep -c '"id"')
+expect_error "restore of a corrupted stream is refused" "checksum mismatch" "$CEDANA" restore "$new" --output "$T/x.out"
+check "nothing half-restored: no new workload" test "$("$CEDANA" ps --json | grep -c '"id"')" = "$n_before"
+check "no restore dir left in the work dir" bash -c "[ -z \"\$(ls '$T/work')\" ]"
+check "the corrupted checkpoint is kept (nothing deleted)" test -f "$stream"
+r=$("$CEDANA" restore --label faults --output "$T/fallback.out" 2>"$T/fallback.err")
+check "--label falls back to the previous good checkpoint" test -n "$r"
+check "the fallback says which checkpoint it skipped" grep -q "skipped checkpoint $new" "$T/fallback.err"
+check "the fallback restored the older one" grep -q "restored checkpoint $old" "$T/fallback.err"
+check "fallback workload runs" wait_for 10 at_least "$T/fallback.out" "Counter: " 1
+"$CEDANA" kill "$r" >/dev/null
+
+# A manifest altered on disk fails its MAC.
+manifest=$(ls "$T/checkpoints"/*/faults/"$old"/manifest.json)
+sed -i 's/"duration_ms": *[0-9]*/"duration_ms": 1/' "$manifest"
+expect_error "an altered manifest is refused" "MAC mismatch" "$CEDANA" restore "$old"
+expect_error "with both checkpoints bad, --label names each" "no checkpoint of label faults could be restored" \
+  "$CEDANA" restore --label faults
+
+# The daemon restarted while a workload runs: the workload does not notice.
+stop_daemon
+n=$(last_number "$T/w.out" "Counter: ")
+check "workload runs on while the daemon is down" wait_for 5 at_least "$T/w.out" "Counter: " $((n + 3))
+start_daemon
+check "restarted daemon finds the workload running" is_status "$w" running
+ck=$(dump_id "$w")
+check "dump after the daemon restart" test -n "$ck"
+r=$(restore_id "$ck")
+n=$(last_number "$T/w.out" "Counter: ")
+check "restore after the daemon restart counts on" wait_for 10 at_least "$T/w.out" "Counter: " $((n + 3))
+check "output continuous across everything" sequence_ok "$T/w.out" "Counter: "
+"$CEDANA" kill "$r" >/dev/null
+
+# CRIU missing: the daemon refuses to start and says what to do.
+out=$(CEDANA_CRIU_BINARY=/nonexistent/criu CEDANA_DAEMON_SOCKET=$T/other.sock timeout 20 "$CEDANA" daemon start 2>&1)
+rc=$?
+check "daemon without CRIU exits non-zero" test "$rc" -ne 0 -a "$rc" -ne 124
+check "and names the missing binary" grep -q "/nonexistent/criu" <<<"$out"
+
+# A CRIU that hangs: without the no-breakpoint fallback, CRIU waits forever for a breakpoint
+# trap on machines without debug registers (like these VMs) with the task frozen. The deadline
+# must kill CRIU and thaw the workload.
+if "$CEDANA" daemon status | grep -q "fallback on"; then
+  stop_daemon
+  CEDANA_CRIU_NO_BREAKPOINTS=off CEDANA_CRIU_TIMEOUT_SECONDS=5 start_daemon
+  h=$("$CEDANA" run --label hang --output "$T/h.out" -- "$WORKLOADS/counter.sh" 2>/dev/null)
+  wait_for 20 at_least "$T/h.out" "Counter: " 3
+  expect_error "a hanging CRIU hits the deadline" "deadline exceeded" "$CEDANA" dump "$h"
+  check "the workload is thawed and counting after the deadline" running_and_counting "$h" "$T/h.out"
+  check "no checkpoint of the hung dump is listed" bash -c "! \"$CEDANA\" checkpoints --label hang | grep -q hang"
+  "$CEDANA" kill "$h" >/dev/null
+else
+  say "SKIP: hardware breakpoints work here, the CRIU hang cannot be provoked"
+fi
+finish

@@ -1,0 +1,129 @@
+#!/bin/bash
+# Shared harness of the integration tests: each test script gets its own node daemon, socket,
+# state dir and checkpoint dir (so scripts can run in parallel), real CRIU underneath, and a
+# cleanup that stops everything it started by pid.
+#
+# Variables: CEDANA (the cedana binary), WORKLOADS (tests/workloads), MEMSTATE (memstate binary).
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+CEDANA=${CEDANA:-$ROOT/build/src/cli/cedana}
+WORKLOADS=${WORKLOADS:-$ROOT/tests/workloads}
+MEMSTATE=${MEMSTATE:-$ROOT/build/tests/memstate}
+PASSED=0
+FAILED=0
+T=$(mktemp -d /var/tmp/cedana-it.XXXXXX)
+DAEMON_PID=
+CLEANUPS=()
+
+export CEDANA_CONFIG=$T/config.json
+export CEDANA_DAEMON_SOCKET=$T/cedana.sock
+export CEDANA_DAEMON_STATE_DIR=$T/state
+export CEDANA_CHECKPOINT_DIR=$T/checkpoints
+export CEDANA_CHECKPOINT_WORK_DIR=$T/work
+export CEDANA_DAEMON_LOG_FILE=$T/daemon.log
+export CEDANA_CLUSTER_KEY_FILE=$T/cluster.key
+export CEDANA_CRIU_TIMEOUT_SECONDS=${CEDANA_CRIU_TIMEOUT_SECONDS:-120}
+
+say() { printf '%s\n' "$*" >&2; }
+pass() { PASSED=$((PASSED + 1)); say "PASS: $*"; }
+fail() { FAILED=$((FAILED + 1)); say "FAIL: $*"; }
+check() { # check "description" command...
+  local what=$1; shift
+  if "$@"; then pass "$what"; else fail "$what"; fi
+}
+
+start_daemon() {
+  "$CEDANA" daemon start >>"$T/daemon.out" 2>&1 &
+  DAEMON_PID=$!
+  for _ in $(seq 100); do
+    "$CEDANA" daemon status >/dev/null 2>&1 && return 0
+    kill -0 "$DAEMON_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  say "daemon did not start:"; cat "$T/daemon.out" >&2
+  return 1
+}
+
+stop_daemon() {
+  [ -n "$DAEMON_PID" ] || return 0
+  kill "$DAEMON_PID" 2>/dev/null
+  wait "$DAEMON_PID" 2>/dev/null
+  DAEMON_PID=
+}
+
+# Kills every workload this test's daemon knows, then the daemon, then runs CLEANUPS.
+cleanup() {
+  local pids
+  pids=$(python3 - "$T/state/workloads" <<'PY' 2>/dev/null
+import json, os, sys
+root = sys.argv[1]
+for d in os.listdir(root) if os.path.isdir(root) else []:
+    try:
+        s = json.load(open(os.path.join(root, d, "state.json")))
+    except Exception:
+        continue
+    if s.get("status") == "running" and s.get("pid"):
+        print(s["pid"])
+PY
+)
+  for p in $pids; do kill -9 "$p" 2>/dev/null; done
+  stop_daemon
+  for c in "${CLEANUPS[@]}"; do eval "$c"; done
+  sleep 0.3
+  rm -rf "$T"
+}
+trap cleanup EXIT
+
+finish() {
+  say ""
+  say "$(basename "$0"): $PASSED passed, $FAILED failed"
+  if [ "$FAILED" -gt 0 ]; then
+    say "--- daemon log (tail) ---"; tail -40 "$T/daemon.log" >&2
+    exit 1
+  fi
+  exit 0
+}
+
+# wait_for SECONDS command...: polls until the command succeeds.
+wait_for() {
+  local secs=$1; shift
+  local deadline=$((SECONDS + secs))
+  until "$@"; do
+    [ $SECONDS -ge $deadline ] && return 1
+    sleep 0.1
+  done
+}
+
+# JSON field of a workload: wl_field ID FIELD
+wl_field() {
+  "$CEDANA" ps --json | python3 -c "import json,sys
+for w in json.load(sys.stdin):
+    if w['id'] == sys.argv[1]: print(w.get(sys.argv[2], ''))" "$1" "$2"
+}
+wl_status() { wl_field "$1" status; }
+is_status() { [ "$(wl_status "$1")" = "$2" ]; }
+
+# Number of lines matching a pattern in a file.
+count_lines() { grep -c -- "$2" "$1" 2>/dev/null || true; }
+# Highest N in lines "PREFIX N".
+last_number() { grep -o -- "$2[0-9]*" "$1" 2>/dev/null | tail -n1 | grep -o '[0-9]*$'; }
+at_least() { local n; n=$(last_number "$1" "$2"); [ -n "$n" ] && [ "$n" -ge "$3" ]; }
+
+# Lines "PREFIX N" in FILE must be 0,1,2,... with no gap, no repeat, no restart.
+sequence_ok() {
+  python3 - "$1" "$2" <<'PY'
+import re, sys
+path, prefix = sys.argv[1], sys.argv[2]
+nums = [int(m.group(1)) for m in (re.match(re.escape(prefix) + r"(\d+)$", l.strip()) for l in open(path)) if m]
+ok = nums == list(range(len(nums))) and len(nums) > 0
+if not ok:
+    print(f"sequence of '{prefix}' in {path} is broken: {nums[:5]}...{nums[-20:]}", file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+}
+
+# dump_id ID [args]: dumps and prints the checkpoint id
+dump_id() { "$CEDANA" dump "$@" 2>>"$T/cli.err"; }
+restore_id() { "$CEDANA" restore "$@" 2>>"$T/cli.err"; }

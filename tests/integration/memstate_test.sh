@@ -1,0 +1,31 @@
+#!/bin/bash
+# A program holding 1 GiB of pseudo-random state checks its own checksum after a restore, with
+# every codec and 1 and 4 streams; then a tree of 4 processes holding 256 MiB between them.
+source "$(dirname "$0")/lib.sh"
+start_daemon || exit 1
+MIB=${MEMSTATE_MIB:-1024}
+
+roundtrip() { # tag mib children codec streams
+  local tag=$1 mib=$2 children=$3 codec=$4 streams=$5
+  local out=$T/$tag.out flag=$T/$tag.flag
+  local w ck r
+  w=$("$CEDANA" run --label "$tag" --output "$out" -- "$MEMSTATE" "$mib" "$flag" "$children" 2>/dev/null)
+  local ready=$((children > 0 ? children : 1))
+  wait_for 120 test "$(count_lines "$out" ready)" -ge "$ready" || { fail "$tag: workload never got ready"; return; }
+  ck=$(dump_id "$w" --compression "$codec" --streams "$streams")
+  check "$tag: dump" test -n "$ck"
+  r=$(restore_id "$ck")
+  check "$tag: restore" test -n "$r"
+  touch "$flag"
+  check "$tag: restored workload finished" wait_for 120 is_status "$r" "exited"
+  check "$tag: restored state checksum matches (exit 0)" test "$(wl_field "$r" exit_code)" = 0
+  check "$tag: PASS reported, no FAIL" bash -c "grep -q PASS '$out' && ! grep -q FAIL '$out'"
+}
+
+for codec in none gzip lz4 zstd; do
+  for streams in 1 4; do
+    roundtrip "mem-$codec-x$streams" "$MIB" 0 "$codec" "$streams"
+  done
+done
+roundtrip "memtree-zstd-x4" 256 3 zstd 4
+finish
