@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <chrono>
 
@@ -169,6 +170,11 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
     if (!target.workload_id.empty())
       (void)node.records().SaveEnd(target.workload_id, WorkloadEnd{m.id});
     ::kill(target.pid, SIGKILL);
+    // Return only once it is gone: callers (the SLURM proxy) end the job next.
+    for (int i = 0; i < 100 && engine::ProcessState(target.pid) != 0 &&
+                    engine::ProcessState(target.pid) != 'Z';
+         ++i)
+      ::usleep(20000);
   }
   if (Status s = image::ApplyRetention(*store, m.owner, m.label, cfg.checkpoint_keep); !s.ok())
     log::Warn("dump: retention for label {}: {}", m.label, s.ToString());

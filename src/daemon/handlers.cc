@@ -39,8 +39,8 @@ Message WorkloadJson(Node& node, const std::string& id) {
   auto state = node.records().LoadState(id);
   if (!spec.has_value() || !state.has_value()) return j;
   std::string status = StatusName(state->status);
-  if (auto end = node.records().LoadEnd(id); end && state->status == WorkloadStatus::kExited)
-    status = "checkpointed";
+  // end.json is written just before a committed dump kills the workload.
+  if (node.records().LoadEnd(id).has_value()) status = "checkpointed";
   j.update({{"label", spec->label},
             {"status", status},
             {"pid", state->pid},
