@@ -19,6 +19,19 @@
 namespace cedana::daemon {
 namespace {
 
+constexpr size_t kMaxScriptBytes = 4 << 20;
+
+std::string HexEncode(const std::string& bytes) {
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out;
+}
+
 // What is being dumped, resolved from the options.
 struct Target {
   pid_t pid = 0;
@@ -51,6 +64,13 @@ Result<Target> ResolveTarget(Node& node, const Caller& caller, const DumpOptions
                   {"stderr_path", spec.stderr_path},
                   {"stdout_ino", state.stdout_ino},
                   {"stderr_ino", state.stderr_ino}};
+    // bash reads its script as it runs (fd 255). A resubmitted job (new job id) has no file
+    // at the old path, so the checkpoint keeps the script to put it back for the restore.
+    if (!spec.slurm_script.empty()) {
+      auto script = fs::ReadFile(spec.slurm_script);
+      if (script.has_value() && script->size() <= kMaxScriptBytes)
+        t.workload["slurm_script"] = {{"path", spec.slurm_script}, {"hex", HexEncode(*script)}};
+    }
   } else {
     struct stat st {};
     if (o.pid <= 0 || ::stat(fmt::format("/proc/{}", o.pid).c_str(), &st) != 0)
@@ -123,6 +143,13 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
 
   // Without leave-running the tree is left *stopped* rather than killed: if packing or the
   // upload fails we can still continue it; it is killed only once the checkpoint is committed.
+  // While the marker exists the supervisor lets the workload live even if its job proxy died:
+  // a dump that is under way may still commit.
+  std::string marker = target.workload_id.empty() ? "" : node.records().DumpingMarker(target.workload_id);
+  if (!marker.empty()) (void)fs::WriteFileAtomic(marker, m.id, 0644);
+  ScopeExit remove_marker([&] {
+    if (!marker.empty()) ::unlink(marker.c_str());
+  });
   if (progress) progress("dumping", 0, 0);
   engine::DumpRequest req;
   req.pid = target.pid;

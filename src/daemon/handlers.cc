@@ -56,7 +56,25 @@ Message WorkloadJson(Node& node, const std::string& id) {
   return j;
 }
 
+// With restore_label (the SLURM job proxy), the newest good checkpoint of the label is restored
+// if there is one; if none can be, the command starts fresh and the reason is returned.
 Result<Message> HandleRun(Node& node, const Caller& caller, const Message& req) {
+  std::string restore_error;
+  std::vector<std::string> skipped;
+  if (req.value("restore_label", false)) {
+    RestoreOptions o;
+    o.label = req.value("label", "");
+    o.stdout_path = req.value("stdout_path", "");
+    o.stderr_path = req.value("stderr_path", "");
+    o.job_id = req.value("job_id", "");
+    o.owner_pid = req.value("owner_pid", 0);
+    Result<RestoreOutcome> r = RunRestore(node, caller, o, {});
+    if (r.has_value())
+      return Message{{"id", r->workload_id},   {"pid", r->pid},
+                     {"label", o.label},       {"stdout_path", r->stdout_path},
+                     {"restored_from", r->checkpoint_id}, {"skipped", r->skipped}};
+    if (r.error().code() != Code::kNotFound) restore_error = r.error().message();
+  }
   WorkloadSpec spec;
   spec.id = NewId("wl-");
   spec.argv = req.value("argv", std::vector<std::string>{});
@@ -73,14 +91,20 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const Message& req) 
   spec.stdout_path = req.value("stdout_path", "");
   if (spec.stdout_path.empty()) spec.stdout_path = node.records().DirOf(spec.id) + "/output.log";
   spec.stderr_path = req.value("stderr_path", spec.stdout_path);
+  if (spec.stderr_path.empty()) spec.stderr_path = spec.stdout_path;
+  spec.owner_pid = req.value("owner_pid", 0);
+  spec.slurm_script = req.value("slurm_script", "");
   CEDANA_RETURN_IF_ERROR(node.records().Create(spec));
   Result<SupervisorStarted> started = LaunchSupervisor(node.records(), spec.id, node.self_exe(), 30);
   if (!started.has_value()) {
     (void)node.records().Remove(spec.id);
     return started.error();
   }
-  return Message{{"id", spec.id}, {"pid", started->pid}, {"label", spec.label},
-                 {"stdout_path", spec.stdout_path}};
+  return Message{{"id", spec.id},
+                 {"pid", started->pid},
+                 {"label", spec.label},
+                 {"stdout_path", spec.stdout_path},
+                 {"restore_error", restore_error}};
 }
 
 Result<Message> HandlePs(Node& node, const Caller& caller) {

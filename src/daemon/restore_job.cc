@@ -1,5 +1,9 @@
 #include "daemon/restore_job.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "common/fs.h"
@@ -37,6 +41,33 @@ Result<std::vector<Candidate>> FindCandidates(Node& node, const Caller& caller,
   return out;
 }
 
+std::string HexDecode(const std::string& hex) {
+  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  std::string out;
+  out.reserve(hex.size() / 2);
+  for (size_t i = 0; i + 1 < hex.size(); i += 2)
+    out += static_cast<char>(nibble(hex[i]) << 4 | nibble(hex[i + 1]));
+  return out;
+}
+
+// A SLURM batch script the dumped bash had open must exist at its old path for CRIU (it
+// restores files by path and checks their size). A requeued job has it there again; for a
+// resubmitted job it is written back from the checkpoint. Returns the path it wrote, or "".
+Result<std::string> PutBackSlurmScript(const image::Manifest& m, WorkloadSpec* spec) {
+  if (!m.workload.contains("slurm_script")) return std::string();
+  std::string path = m.workload["slurm_script"].value("path", "");
+  spec->slurm_script = path;
+  if (path.empty() || fs::Exists(path)) return std::string();
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir, 0755));
+  CEDANA_RETURN_IF_ERROR(fs::WriteFileAtomic(path, HexDecode(m.workload["slurm_script"].value("hex", "")), 0500));
+  if (::chown(path.c_str(), m.owner_uid, m.owner_gid) != 0) {
+    // Root-squashed spool dirs refuse chown; the file stays readable for the restore.
+  }
+  spec->slurm_script = path;
+  return path;
+}
+
 // Verifies, unpacks and restores one checkpoint. The images dir is removed in every case.
 Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, const Candidate& c,
                                   const RestoreOptions& o, const RestoreProgress& progress) {
@@ -72,6 +103,15 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   spec.criu_binary = node.criu().settings().binary;
   spec.criu_timeout_seconds = static_cast<int>(node.criu().settings().timeout.count());
   spec.criu_no_breakpoints = node.criu().settings().no_breakpoints;
+  spec.owner_pid = o.owner_pid;
+  CEDANA_ASSIGN_OR_RETURN(std::string placed_script, PutBackSlurmScript(m, &spec));
+  ScopeExit remove_script([&] {
+    // CRIU has the file open in the restored bash now (or failed): the path may go.
+    if (!placed_script.empty()) {
+      ::unlink(placed_script.c_str());
+      ::rmdir(std::filesystem::path(placed_script).parent_path().c_str());
+    }
+  });
   CEDANA_RETURN_IF_ERROR(node.records().Create(spec));
 
   if (progress) progress("restoring", 0, 0);

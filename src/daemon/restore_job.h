@@ -20,6 +20,7 @@ struct RestoreOptions {
   std::string stdout_path;    // "" = where the dumped workload wrote (appended)
   std::string stderr_path;
   std::string job_id;
+  pid_t owner_pid = 0;  // the SLURM job proxy, if any
 };
 
 struct RestoreOutcome {

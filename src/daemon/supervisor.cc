@@ -155,13 +155,35 @@ bool Relay(int from, int to) {
 }
 
 // Relays output until the workload has exited and its pipes are closed; records the exit.
+// With an owner (the SLURM job proxy), the workload must not outlive it: once the owner is gone
+// and no dump is in progress, the workload is killed.
 void SuperviseUntilExit(WorkloadRecords& records, const std::string& id, WorkloadState state,
-                        UniqueFd out_r, UniqueFd err_r, int out_file, int err_file) {
+                        UniqueFd out_r, UniqueFd err_r, int out_file, int err_file,
+                        pid_t owner_pid) {
   bool exited = false;
   std::chrono::steady_clock::time_point exited_at;
+  UniqueFd owner;
+  if (owner_pid > 0) {
+    owner.Reset(static_cast<int>(::syscall(SYS_pidfd_open, owner_pid, 0)));
+    if (!owner.valid()) {
+      log::Warn("supervisor: workload {}: owner {} already gone", id, owner_pid);
+      ::kill(state.pid, SIGKILL);
+    }
+  }
+  bool owner_gone = false;
   while (true) {
-    pollfd fds[2] = {{out_r.get(), POLLIN, 0}, {err_r.get(), POLLIN, 0}};
-    ::poll(fds, 2, 200);
+    pollfd fds[3] = {{out_r.get(), POLLIN, 0}, {err_r.get(), POLLIN, 0}, {owner.get(), POLLIN, 0}};
+    ::poll(fds, 3, 200);
+    if (owner.valid() && (fds[2].revents & POLLIN)) {
+      owner.Reset();
+      owner_gone = true;
+      log::Info("supervisor: workload {}: its owner {} exited", id, owner_pid);
+    }
+    if (owner_gone && !exited && !fs::Exists(records.DumpingMarker(id))) {
+      log::Info("supervisor: workload {}: killing it, its job is over", id);
+      ::kill(state.pid, SIGKILL);
+      owner_gone = false;  // once
+    }
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
         bool more = Relay(fds[i].fd, i == 0 ? out_file : err_file);
@@ -260,7 +282,7 @@ int RunSupervisor(const std::string& workload_dir, int report_fd) {
             spec->mode == "restore" ? "restored" : "started", state.pid);
   Report(report_fd, OkStatus(), state.pid);
   SuperviseUntilExit(records, id, state, std::move(pipes->out_r), std::move(pipes->err_r),
-                     out_file->get(), err_file);
+                     out_file->get(), err_file, spec->owner_pid);
   return 0;
 }
 

@@ -36,6 +36,8 @@ json SpecToJson(const WorkloadSpec& s) {
           {"stderr_path", s.stderr_path},
           {"job_id", s.job_id},
           {"created_at_ms", s.created_at_ms},
+          {"owner_pid", s.owner_pid},
+          {"slurm_script", s.slurm_script},
           {"images_dir", s.images_dir},
           {"restored_from", s.restored_from},
           {"dumped_stdout_ino", s.dumped_stdout_ino},
@@ -61,6 +63,8 @@ Result<WorkloadSpec> SpecFromJson(const json& j) {
     s.stderr_path = j.value("stderr_path", "");
     s.job_id = j.value("job_id", "");
     s.created_at_ms = j.value("created_at_ms", int64_t{0});
+    s.owner_pid = j.value("owner_pid", 0);
+    s.slurm_script = j.value("slurm_script", "");
     s.images_dir = j.value("images_dir", "");
     s.restored_from = j.value("restored_from", "");
     s.dumped_stdout_ino = j.value("dumped_stdout_ino", uint64_t{0});
@@ -172,19 +176,6 @@ int64_t NowMs() {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
-}
-
-Status ValidateLabel(const std::string& label) {
-  auto bad = [&] {
-    return InvalidArgumentError(fmt::format(
-        "invalid label \"{}\": a label is 1 to 128 letters, digits, '.', '_' or '-', and does "
-        "not start with '.' or '-'", label));
-  };
-  if (label.empty() || label.size() > 128 || label[0] == '.' || label[0] == '-') return bad();
-  for (char c : label)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'))
-      return bad();
-  return OkStatus();
 }
 
 }  // namespace cedana::daemon

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/label.h"
 #include "common/result.h"
 
 namespace cedana::daemon {
@@ -32,6 +33,8 @@ struct WorkloadSpec {
   std::string stdout_path;  // appended to
   std::string stderr_path;  // appended to; may equal stdout_path
   std::string job_id;       // SLURM job id, if any
+  pid_t owner_pid = 0;      // the SLURM job proxy: when it dies the workload is killed
+  std::string slurm_script; // the batch script bash reads as it runs (kept with checkpoints)
   int64_t created_at_ms = 0;
   // restore mode
   std::string images_dir;
@@ -83,6 +86,8 @@ class WorkloadRecords {
   std::optional<WorkloadEnd> LoadEnd(const std::string& id) const;
   Status SaveEnd(const std::string& id, const WorkloadEnd& end) const;
   Status Remove(const std::string& id) const;
+  // A dump is in progress: the supervisor must not kill the workload when its owner dies.
+  std::string DumpingMarker(const std::string& id) const { return DirOf(id) + "/dumping"; }
   // Ids of all recorded workloads, oldest first.
   Result<std::vector<std::string>> List() const;
 
@@ -93,7 +98,5 @@ class WorkloadRecords {
 // A fresh random id with a prefix: "wl-3f9a0c12".
 std::string NewId(const std::string& prefix);
 int64_t NowMs();
-// Letters, digits, '.', '_' and '-', 1..128 chars, not starting with '.' or '-'.
-Status ValidateLabel(const std::string& label);
 
 }  // namespace cedana::daemon

@@ -1,0 +1,83 @@
+// spank_cedana.so: the SPANK plugin (DESIGN.md §3). For a job with CEDANA_ENABLE=1 it makes the
+// batch step's task run `cedana-slurm` (the job proxy) instead of the batch script; the proxy
+// asks the node daemon to run the script as a managed workload (or to restore the newest
+// checkpoint of the job's label) and stands in for it until it ends. The plugin itself only
+// rewrites argv and sets two variables: it never blocks, never talks to CRIU, and never fails
+// a job (any problem is logged and the job runs as without the plugin).
+//
+// plugstack.conf arguments: proxy=/path/to/cedana-slurm (default /usr/local/bin/cedana-slurm).
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+
+extern "C" {
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+}
+
+// Symbols SLURM looks up. SPANK_PLUGIN() gives them internal linkage in C++ (PLATFORM.md), so
+// they are defined by hand with C linkage.
+extern "C" {
+extern const char plugin_name[] = "cedana";
+extern const char plugin_type[] = "spank";
+extern const unsigned int plugin_version = SLURM_VERSION_NUMBER;
+extern const unsigned int spank_plugin_version = 1;
+}
+
+namespace {
+
+constexpr const char* kDefaultProxy = "/usr/local/bin/cedana-slurm";
+
+bool IsTrue(const char* v) { return std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0; }
+
+std::string ProxyPath(int ac, char** av) {
+  for (int i = 0; i < ac; ++i)
+    if (std::strncmp(av[i], "proxy=", 6) == 0) return av[i] + 6;
+  return kDefaultProxy;
+}
+
+// Runs in the task child as the job user, just before execve of the batch script.
+int TaskInit(spank_t sp, int ac, char** av) {
+  char enable[16] = "";
+  if (spank_getenv(sp, "CEDANA_ENABLE", enable, sizeof enable) != ESPANK_SUCCESS || !IsTrue(enable))
+    return ESPANK_SUCCESS;  // not enabled: the job runs exactly as without the plugin
+  uint32_t step = 0;
+  if (spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS || step != SLURM_BATCH_SCRIPT)
+    return ESPANK_SUCCESS;  // batch step only for now; srun steps run unmanaged
+  std::string proxy = ProxyPath(ac, av);
+  if (::access(proxy.c_str(), X_OK) != 0) {
+    slurm_error("spank/cedana: %s is not executable; job runs without checkpointing", proxy.c_str());
+    return ESPANK_SUCCESS;
+  }
+  int argc = 0;
+  char** argv = nullptr;
+  if (spank_get_item(sp, S_JOB_ARGV, &argc, &argv) != ESPANK_SUCCESS || argc < 1 || !argv)
+    return ESPANK_SUCCESS;
+  // argc cannot grow: the proxy gets the original argv[0] through the environment.
+  if (spank_setenv(sp, "CEDANA_SLURM_ORIG_ARGV0", argv[0], 1) != ESPANK_SUCCESS ||
+      spank_setenv(sp, "CEDANA_SLURM_ATTACH", "1", 1) != ESPANK_SUCCESS) {
+    slurm_error("spank/cedana: cannot set the proxy's environment; job runs without checkpointing");
+    return ESPANK_SUCCESS;
+  }
+  argv[0] = strdup(proxy.c_str());  // the task execs right after this; nothing to free
+  return ESPANK_SUCCESS;
+}
+
+template <typename F>
+int Guard(const char* hook, F&& f) noexcept {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    slurm_error("spank/cedana: %s: unexpected error: %s", hook, e.what());
+  } catch (...) {
+    slurm_error("spank/cedana: %s: unexpected error", hook);
+  }
+  return ESPANK_SUCCESS;  // never fail a job because of us
+}
+
+}  // namespace
+
+extern "C" int slurm_spank_task_init(spank_t sp, int ac, char** av) noexcept {
+  return Guard("task_init", [&] { return TaskInit(sp, ac, av); });
+}

@@ -1,0 +1,189 @@
+#include "slurm_bin/attach.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/config.h"
+#include "common/label.h"
+#include "protocol/client.h"
+#include "slurm_bin/slurm_job.h"
+
+extern char** environ;
+
+namespace cedana::slurm_bin {
+namespace {
+
+volatile std::sig_atomic_t g_term = 0;  // SIGTERM/SIGINT: checkpoint, then end
+volatile std::sig_atomic_t g_usr1 = 0;  // SIGUSR1: checkpoint (preemption notice)
+
+void OnSignal(int sig) {
+  if (sig == SIGUSR1) g_usr1 = 1;
+  else g_term = 1;
+}
+
+// Messages for the job's owner go to the job's stderr file, opened in append mode so that they
+// interleave with the workload's output instead of overwriting it.
+class JobLog {
+ public:
+  explicit JobLog(const std::string& path) {
+    if (!path.empty()) fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd_ < 0) fd_ = ::dup(STDERR_FILENO);
+  }
+  template <typename... Args>
+  void operator()(fmt::format_string<Args...> f, Args&&... args) {
+    std::string line = "cedana: " + fmt::format(f, std::forward<Args>(args)...) + "\n";
+    if (::write(fd_, line.data(), line.size()) < 0) {
+    }
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+std::string FdPath(int fd) {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink(fmt::format("/proc/self/fd/{}", fd), ec);
+  struct stat st {};
+  if (ec || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return "";
+  return p.string();
+}
+
+std::string Env(const char* name, const std::string& fallback = "") {
+  const char* v = ::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+std::vector<std::string> JobEnvironment() {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    if (kv.rfind("CEDANA_SLURM_ATTACH=", 0) == 0 || kv.rfind("CEDANA_SLURM_ORIG_ARGV0=", 0) == 0)
+      continue;
+    env.push_back(kv);
+  }
+  return env;
+}
+
+[[noreturn]] void ExecUnmanaged(const std::vector<std::string>& argv, JobLog& log,
+                                const std::string& why) {
+  log("{}; the job runs without checkpointing", why);
+  ::unsetenv("CEDANA_SLURM_ATTACH");
+  ::unsetenv("CEDANA_SLURM_ORIG_ARGV0");
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  ::execvp(args[0], args.data());
+  log("cannot exec {}: {}", argv[0], std::strerror(errno));
+  ::_exit(127);
+}
+
+// Asks the daemon for a checkpoint that stops the workload. true when it was committed.
+bool Checkpoint(const std::string& socket, const std::string& id, const char* why, JobLog& log) {
+  auto started = std::chrono::steady_clock::now();
+  auto r = protocol::CallDaemon(socket, {{"op", "dump"}, {"id", id}, {"leave_running", false}});
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!r.has_value()) {
+    log("checkpoint on {} failed after {:.1f} s: {}", why, secs, r.error().message());
+    return false;
+  }
+  const auto& c = (*r)["checkpoint"];
+  log("checkpoint {} of label {} taken on {} in {:.1f} s ({} bytes stored)", c.value("id", ""),
+      c.value("label", ""), why, secs, c.value("stored_bytes", uint64_t{0}));
+  return true;
+}
+
+}  // namespace
+
+int RunAttach(const std::vector<std::string>& argv) {
+  std::string out_path = FdPath(STDOUT_FILENO), err_path = FdPath(STDERR_FILENO);
+  JobLog log(err_path);
+  std::string job_id = Env("SLURM_JOB_ID", "0");
+  std::string label = Env("CEDANA_CHECKPOINT", "job-" + job_id);
+  if (Status s = ValidateLabel(label); !s.ok()) ExecUnmanaged(argv, log, s.message());
+  if (out_path.empty()) ExecUnmanaged(argv, log, "the job's stdout is not a regular file");
+  if (std::string recovered = Env("CEDANA_RECOVERED"); !recovered.empty())
+    log("settings recovered from the batch script: {}", recovered);
+
+  auto loaded = LoadConfig(ConfigPath(ProcessEnvironment()), ProcessEnvironment());
+  if (!loaded.has_value()) ExecUnmanaged(argv, log, "configuration error: " + loaded.error().message());
+  const std::string socket = loaded->config.socket_path;
+
+  std::error_code ec;
+  protocol::Message req = {{"op", "run"},
+                           {"argv", argv},
+                           {"env", JobEnvironment()},
+                           {"cwd", std::filesystem::current_path(ec).string()},
+                           {"label", label},
+                           {"job_id", job_id},
+                           {"stdout_path", out_path},
+                           {"stderr_path", err_path.empty() ? out_path : err_path},
+                           {"restore_label", true},
+                           {"owner_pid", ::getpid()}};
+  if (argv[0].size() > 13 && argv[0].rfind("/slurm_script") == argv[0].size() - 13)
+    req["slurm_script"] = argv[0];
+  auto r = protocol::CallDaemon(socket, req);
+  if (!r.has_value()) ExecUnmanaged(argv, log, "node daemon: " + r.error().message());
+  std::string id = r->value("id", "");
+  for (const auto& s : (*r)["skipped"]) log("skipped checkpoint {}", s.get<std::string>());
+  if (std::string restored = r->value("restored_from", ""); !restored.empty()) {
+    log("job {} (restart {}) resumed from checkpoint {} of label {}", job_id,
+        Env("SLURM_RESTART_COUNT", "0"), restored, label);
+  } else {
+    if (std::string e = r->value("restore_error", ""); !e.empty())
+      log("no checkpoint of label {} could be restored ({}); starting fresh", label, e);
+    log("job {} started under cedana as workload {} (label {})", job_id, id, label);
+  }
+
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  ::sigaction(SIGTERM, &sa, nullptr);
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGUSR1, &sa, nullptr);
+  ::signal(SIGCONT, SIG_IGN);
+
+  SlurmJob job(static_cast<uint32_t>(std::stoul(job_id)));
+  bool checkpointed = false, tried_preempt = false, tried_term = false;
+  auto last_poll = std::chrono::steady_clock::now() - std::chrono::seconds(10);
+  for (;;) {
+    if (g_term && !tried_term && !checkpointed) {
+      tried_term = true;
+      checkpointed = Checkpoint(socket, id, "SIGTERM", log);
+    }
+    if (g_term && checkpointed) return 0;
+    bool preempt = g_usr1 != 0;
+    if (!tried_preempt && !checkpointed &&
+        std::chrono::steady_clock::now() - last_poll >= std::chrono::milliseconds(500)) {
+      last_poll = std::chrono::steady_clock::now();
+      auto p = job.Preempted();
+      preempt = preempt || (p.has_value() && *p);
+    }
+    if (preempt && !tried_preempt && !checkpointed) {
+      tried_preempt = true;
+      // Stay alive after the checkpoint: SLURM requeues a preempted job when its grace time
+      // ends; a batch step that exited by itself would end the job instead.
+      checkpointed = Checkpoint(socket, id, "preemption", log);
+    }
+    if (!checkpointed) {
+      auto w = protocol::CallDaemon(socket, {{"op", "inspect"}, {"id", id}});
+      if (w.has_value()) {
+        std::string status = (*w)["workload"].value("status", "");
+        if (status == "exited" || status == "failed") return (*w)["workload"].value("exit_code", 1);
+        if (status == "checkpointed") checkpointed = true;  // e.g. `cedana dump` by the admin
+      }
+      // Daemon unreachable (restarting): the workload runs on; try again shortly.
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+}  // namespace cedana::slurm_bin
