@@ -18,11 +18,12 @@ extern "C" {
 
 // Symbols SLURM looks up. SPANK_PLUGIN() gives them internal linkage in C++ (PLATFORM.md), so
 // they are defined by hand with C linkage.
+#define CEDANA_EXPORT __attribute__((visibility("default")))
 extern "C" {
-extern const char plugin_name[] = "cedana";
-extern const char plugin_type[] = "spank";
-extern const unsigned int plugin_version = SLURM_VERSION_NUMBER;
-extern const unsigned int spank_plugin_version = 1;
+CEDANA_EXPORT extern const char plugin_name[] = "cedana";
+CEDANA_EXPORT extern const char plugin_type[] = "spank";
+CEDANA_EXPORT extern const unsigned int plugin_version = SLURM_VERSION_NUMBER;
+CEDANA_EXPORT extern const unsigned int spank_plugin_version = 1;
 }
 
 namespace {
@@ -78,6 +79,6 @@ int Guard(const char* hook, F&& f) noexcept {
 
 }  // namespace
 
-extern "C" int slurm_spank_task_init(spank_t sp, int ac, char** av) noexcept {
+extern "C" CEDANA_EXPORT int slurm_spank_task_init(spank_t sp, int ac, char** av) noexcept {
   return Guard("task_init", [&] { return TaskInit(sp, ac, av); });
 }
