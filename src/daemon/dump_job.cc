@@ -68,8 +68,12 @@ Result<Target> ResolveTarget(Node& node, const Caller& caller, const DumpOptions
     // at the old path, so the checkpoint keeps the script to put it back for the restore.
     if (!spec.slurm_script.empty()) {
       auto script = fs::ReadFile(spec.slurm_script);
-      if (script.has_value() && script->size() <= kMaxScriptBytes)
-        t.workload["slurm_script"] = {{"path", spec.slurm_script}, {"hex", HexEncode(*script)}};
+      struct stat st {};
+      if (script.has_value() && script->size() <= kMaxScriptBytes &&
+          ::stat(spec.slurm_script.c_str(), &st) == 0)
+        t.workload["slurm_script"] = {{"path", spec.slurm_script},
+                                      {"mode", st.st_mode & 07777},
+                                      {"hex", HexEncode(*script)}};
     }
   } else {
     struct stat st {};

@@ -1,5 +1,6 @@
 #include "daemon/restore_job.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -60,7 +61,11 @@ Result<std::string> PutBackSlurmScript(const image::Manifest& m, WorkloadSpec* s
   if (path.empty() || fs::Exists(path)) return std::string();
   std::string dir = std::filesystem::path(path).parent_path().string();
   CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir, 0755));
-  CEDANA_RETURN_IF_ERROR(fs::WriteFileAtomic(path, HexDecode(m.workload["slurm_script"].value("hex", "")), 0500));
+  // CRIU checks size and mode of the file it reopens: both must be as dumped.
+  const auto& script = m.workload["slurm_script"];
+  mode_t mode = script.value("mode", 0700u);
+  CEDANA_RETURN_IF_ERROR(fs::WriteFileAtomic(path, HexDecode(script.value("hex", "")), mode));
+  ::chmod(path.c_str(), mode);
   if (::chown(path.c_str(), m.owner_uid, m.owner_gid) != 0) {
     // Root-squashed spool dirs refuse chown; the file stays readable for the restore.
   }

@@ -96,9 +96,25 @@ void Reap(pid_t pid, bool kill_first) {
   }
 }
 
+// CRIU's error lines, without the RLIMIT_NOFILE complaint it prints on every run here.
+std::string ErrorLines(const std::string& log, int max = 4) {
+  std::ifstream in(log);
+  std::string line, out;
+  int n = 0;
+  while (n < max && std::getline(in, line)) {
+    if (line.find("Error (") == std::string::npos || line.find("RLIMIT_NOFILE") != std::string::npos)
+      continue;
+    out += (out.empty() ? "" : "; ") + line.substr(line.find("Error ("));
+    ++n;
+  }
+  return out;
+}
+
 Status ResponseError(const criu_resp& resp, const std::string& what, const std::string& log) {
   std::string msg = fmt::format("criu {} failed", what);
-  if (resp.has_cr_errmsg() && !resp.cr_errmsg().empty()) msg += ": " + resp.cr_errmsg();
+  std::string errors = ErrorLines(log);
+  if (!errors.empty()) msg += ": " + errors;
+  else if (resp.has_cr_errmsg() && !resp.cr_errmsg().empty()) msg += ": " + resp.cr_errmsg();
   int err = resp.has_cr_errno() ? resp.cr_errno() : 0;
   if (err != 0) msg += fmt::format(" ({})", std::strerror(err));
   std::string tail = LogTail(log);
