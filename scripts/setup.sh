@@ -29,7 +29,6 @@ PACKAGES=(
   # CRIU build dependencies (PLATFORM.md)
   libbsd-dev libcap-dev libgnutls28-dev libnet1-dev libnftables-dev libnl-3-dev
   libprotobuf-c-dev protobuf-c-compiler uuid-dev python3-protobuf pkgconf
-  libaio-dev asciidoc-base xmlto
   # SLURM and munge for the local cluster
   slurm-wlm slurmctld slurmd slurm-client munge libslurm-dev libpmi2-0-dev
 )
