@@ -44,6 +44,8 @@ void AddKillCommand(CLI::App& app, CliContext& ctx);
 void AddCheckpointsCommand(CLI::App& app, CliContext& ctx);
 void AddVersionCommand(CLI::App& app, CliContext& ctx);
 void AddConfigCommand(CLI::App& app, CliContext& ctx);
+void AddPluginCommand(CLI::App& app, CliContext& ctx);
+void AddSlurmCommand(CLI::App& app, CliContext& ctx);
 
 // Human-friendly helpers for command output.
 std::string HumanBytes(uint64_t bytes);

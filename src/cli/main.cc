@@ -22,6 +22,8 @@ int main(int argc, char** argv) {
     cedana::cli::AddCheckpointsCommand(app, ctx);
     cedana::cli::AddVersionCommand(app, ctx);
     cedana::cli::AddConfigCommand(app, ctx);
+    cedana::cli::AddPluginCommand(app, ctx);
+    cedana::cli::AddSlurmCommand(app, ctx);
     try {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

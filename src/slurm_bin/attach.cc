@@ -1,6 +1,8 @@
 #include "slurm_bin/attach.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -151,8 +153,11 @@ int RunAttach(const std::vector<std::string>& argv) {
   ::sigaction(SIGUSR1, &sa, nullptr);
   ::signal(SIGCONT, SIG_IGN);
 
+  // Watch the workload itself too: if the daemon is down for good we still see it end.
+  int workload_fd = static_cast<int>(::syscall(SYS_pidfd_open, r->value("pid", 0), 0));
   SlurmJob job(static_cast<uint32_t>(std::stoul(job_id)));
   bool checkpointed = false, tried_preempt = false, tried_term = false;
+  int unreachable_after_exit = 0;
   auto last_poll = std::chrono::steady_clock::now() - std::chrono::seconds(10);
   for (;;) {
     if (g_term && !tried_term && !checkpointed) {
@@ -173,16 +178,21 @@ int RunAttach(const std::vector<std::string>& argv) {
       // ends; a batch step that exited by itself would end the job instead.
       checkpointed = Checkpoint(socket, id, "preemption", log);
     }
+    pollfd p{workload_fd, POLLIN, 0};
+    bool gone = workload_fd >= 0 && ::poll(&p, 1, 200) > 0;
+    if (workload_fd < 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
     if (!checkpointed) {
       auto w = protocol::CallDaemon(socket, {{"op", "inspect"}, {"id", id}});
       if (w.has_value()) {
         std::string status = (*w)["workload"].value("status", "");
         if (status == "exited" || status == "failed") return (*w)["workload"].value("exit_code", 1);
         if (status == "checkpointed") checkpointed = true;  // e.g. `cedana dump` by the admin
+      } else if (gone && ++unreachable_after_exit > 50) {
+        log("the workload ended while the node daemon is unreachable ({}); its exit status is "
+            "unknown", w.error().message());
+        return 1;
       }
-      // Daemon unreachable (restarting): the workload runs on; try again shortly.
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
 }
 

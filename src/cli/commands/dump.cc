@@ -1,25 +1,50 @@
-// `cedana dump ID|--pid PID [--leave-running] [--dir D] [--compression C] [--streams N]`
+// `cedana dump ID|--pid PID|slurm JOBID [--leave-running|--stop] [--dir D] [--compression C]
+// [--streams N]`
 #include "cli/cli_context.h"
 
 namespace cedana::cli {
 
 void AddDumpCommand(CLI::App& app, CliContext& ctx) {
   struct Opts {
-    std::string id, dir, compression, label;
+    std::string id, job_id, dir, compression, label;
     int pid = 0;
     int streams = 0;
     bool leave_running = false;
+    bool stop = false;
   };
   auto* o = new Opts;
   auto* dump = app.add_subcommand("dump", "Checkpoint a workload (stops it unless --leave-running)");
-  dump->add_option("id", o->id, "Workload id (see `cedana ps`)");
+  dump->add_option("id", o->id, "Workload id (see `cedana ps`), or `slurm` followed by a job id");
+  dump->add_option("jobid", o->job_id, "SLURM job id (after `slurm`)");
   dump->add_option("--pid,-p", o->pid, "Dump any process tree by its root pid instead");
   dump->add_flag("--leave-running,-R", o->leave_running, "Keep the workload running after the dump");
+  dump->add_flag("--stop", o->stop, "For `dump slurm JOBID`: stop the job's workload after the dump");
   dump->add_option("--dir,-d", o->dir, "Checkpoint dir (path or s3://bucket/prefix)");
   dump->add_option("--compression,-c", o->compression, "none, gzip, lz4 or zstd");
   auto* streams = dump->add_option("--streams,-s", o->streams, "Number of parallel streams (1-64)");
   dump->add_option("--label,-l", o->label, "Label for this checkpoint (default: the workload's)");
   dump->callback([&ctx, o, streams] {
+    if (o->id == "slurm") {
+      // A SLURM job's workload on this node; it keeps running unless --stop.
+      if (o->job_id.empty()) {
+        ctx.Fail(InvalidArgumentError("usage: cedana dump slurm JOBID"));
+        return;
+      }
+      auto ps = ctx.Call({{"op", "ps"}}, false);
+      if (!ps) return;
+      o->id.clear();
+      for (const auto& w : (*ps)["workloads"])
+        if (w.value("job_id", "") == o->job_id && w.value("status", "") == "running") o->id = w.value("id", "");
+      if (o->id.empty()) {
+        ctx.Fail(NotFoundError("no running cedana workload of SLURM job " + o->job_id +
+                               " on this node (is the job CEDANA_ENABLE=1 and running here?)"));
+        return;
+      }
+      o->leave_running = !o->stop;
+    } else if (!o->job_id.empty()) {
+      ctx.Fail(InvalidArgumentError("unexpected argument " + o->job_id));
+      return;
+    }
     if (o->id.empty() == (o->pid == 0)) {
       ctx.Fail(InvalidArgumentError("give a workload id or --pid PID (one of them)"));
       return;

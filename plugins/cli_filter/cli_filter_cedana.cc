@@ -1,0 +1,103 @@
+// cli_filter/cedana: runs inside sbatch/srun/salloc before a job is submitted. It checks the
+// checkpoint label the job will get (CEDANA_CHECKPOINT from the --export option, else from the
+// submitting environment) and refuses the submission with a message saying what a label may
+// contain, so the user learns it at once rather than from a failed checkpoint later.
+// The batch script's earlier --export lines are recovered by job_submit/cedana in slurmctld.
+// Quick, no I/O beyond stderr; never throws.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+extern "C" {
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+}
+
+#include "common/label.h"
+#include "slurm/batch_script_env.h"
+
+static_assert(CEDANA_SLURM_VERSION_NUMBER == SLURM_VERSION_NUMBER,
+              "CMake read a different SLURM version than the header being compiled against");
+
+#define CEDANA_PLUGIN_EXPORT __attribute__((visibility("default")))
+
+extern "C" {
+// Opaque: options are read through slurm_option_get().
+typedef struct slurm_opt slurm_opt_t;
+
+// Exported by libslurm/libslurmfull; not declared in the public headers.
+void slurm_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+char* slurm_option_get(slurm_opt_t* opt, const char* name);  // xmalloc'd copy or NULL
+void slurm_xfree(void** ptr);
+
+CEDANA_PLUGIN_EXPORT extern const char plugin_name[] = "cedana cli filter plugin";
+CEDANA_PLUGIN_EXPORT extern const char plugin_type[] = "cli_filter/cedana";
+CEDANA_PLUGIN_EXPORT extern const uint32_t plugin_version = CEDANA_SLURM_VERSION_NUMBER;
+}
+
+namespace cedana::slurm::cli_filter {
+namespace {
+
+constexpr const char* kPrefix = "cli_filter/cedana";
+
+// Runs a hook body; anything thrown is logged and the submission goes on, because a bug in this
+// plugin must not stop users from submitting jobs.
+template <typename F>
+int Guard(const char* hook, F&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    slurm_error("%s: %s: internal error: %s", kPrefix, hook, e.what());
+  } catch (...) {
+    slurm_error("%s: %s: internal error: unknown exception", kPrefix, hook);
+  }
+  return SLURM_SUCCESS;
+}
+
+// The option's value as a string ("" when unset), freeing SLURM's copy.
+std::string OptionValue(slurm_opt_t* opt, const char* name) {
+  char* value = slurm_option_get(opt, name);
+  if (value == nullptr) return "";
+  std::string out = value;
+  slurm_xfree(reinterpret_cast<void**>(&value));
+  return out;
+}
+
+int PreSubmit(slurm_opt_t* opt, int offset) {
+  if (opt == nullptr) return SLURM_SUCCESS;
+  CedanaJobSettings settings;
+  ApplyExportValue(OptionValue(opt, "export"), "--export", &settings);
+  if (!settings.label_set) {
+    // Not named in --export: the job gets the submitting environment's value (if exported).
+    if (const char* env = std::getenv(std::string(kCheckpointVar).c_str())) {
+      settings.label = env;
+      settings.label_set = true;
+    }
+  }
+  if (!settings.label_set) return SLURM_SUCCESS;
+  Status valid = ValidateLabel(settings.label);
+  if (valid.ok()) return SLURM_SUCCESS;
+  std::fprintf(stderr, "%s: %s: %s\n", kPrefix, std::string(kCheckpointVar).c_str(),
+               valid.message().c_str());
+  return SLURM_ERROR;
+}
+
+}  // namespace
+}  // namespace cedana::slurm::cli_filter
+
+extern "C" {
+
+CEDANA_PLUGIN_EXPORT int cli_filter_p_setup_defaults(slurm_opt_t* opt, bool early) noexcept {
+  return SLURM_SUCCESS;
+}
+
+CEDANA_PLUGIN_EXPORT int cli_filter_p_pre_submit(slurm_opt_t* opt, int offset) noexcept {
+  return cedana::slurm::cli_filter::Guard(
+      "pre_submit", [&] { return cedana::slurm::cli_filter::PreSubmit(opt, offset); });
+}
+
+CEDANA_PLUGIN_EXPORT void cli_filter_p_post_submit(int offset, uint32_t jobid,
+                                                   uint32_t stepid) noexcept {}
+
+}  // extern "C"

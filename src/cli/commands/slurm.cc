@@ -1,0 +1,91 @@
+// `cedana slurm setup [--no-restart] [--source DIR]...` and `cedana slurm destroy [--no-restart]`:
+// install the SLURM plugins and cedana-slurm on this node and configure SLURM to load them, or
+// undo exactly that (src/slurm/slurm_install.h). Run as root on every SLURM node.
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "cli/cli_context.h"
+#include "common/fs.h"
+#include "slurm/slurm_install.h"
+
+namespace cedana::cli {
+namespace {
+
+// Where setup takes the files from: a build tree when run inside one (the docs say
+// `cd build && sudo cedana slurm setup`), else what `cedana plugin install` put in place.
+std::vector<std::string> DefaultSourceDirs() {
+  namespace sfs = std::filesystem;
+  std::error_code ec;
+  std::string cwd = sfs::current_path(ec).string();
+  std::vector<std::string> build = {cwd};
+  for (const auto& e : sfs::directory_iterator(cwd + "/plugins", ec))
+    if (e.is_directory(ec)) build.push_back(e.path().string());
+  std::sort(build.begin() + 1, build.end());
+  build.push_back(cwd + "/src/slurm_bin");
+  for (const auto& dir : build)
+    if (fs::Exists(dir + "/" + slurm::kSpankSo)) return build;
+  return {"/usr/local/lib", "/usr/local/bin"};
+}
+
+void Print(const slurm::InstallReport& report) {
+  for (const auto& a : report.actions) std::printf("%s\n", a.c_str());
+  for (const auto& w : report.warnings) std::fprintf(stderr, "cedana: warning: %s\n", w.c_str());
+}
+
+// SLURM must be here, and the changes need root; say so before touching anything.
+Status CheckCanChange(const slurm::SlurmInstallPaths& paths) {
+  CEDANA_RETURN_IF_ERROR(slurm::LocateSlurm(paths).error());
+  if (::geteuid() != 0)
+    return PermissionDeniedError("changing SLURM's configuration needs root: run with sudo");
+  return OkStatus();
+}
+
+}  // namespace
+
+void AddSlurmCommand(CLI::App& app, CliContext& ctx) {
+  struct Opts {
+    bool restart = true;
+    std::vector<std::string> sources;
+  };
+  auto* o = new Opts;
+  auto* slurm = app.add_subcommand("slurm", "Set up or remove SLURM support on this node");
+  slurm->require_subcommand(1);
+
+  auto* setup = slurm->add_subcommand(
+      "setup", "Install the SLURM plugins and cedana-slurm, edit slurm.conf and plugstack.conf, "
+               "restart slurmctld/slurmd");
+  setup->add_flag("--restart,!--no-restart", o->restart,
+                  "Restart slurmctld/slurmd afterwards (default: yes)");
+  setup->add_option("--source", o->sources,
+                    "Directory with the built files (default: the build tree in the current "
+                    "directory, else /usr/local/lib and /usr/local/bin)");
+  setup->callback([&ctx, o] {
+    slurm::SlurmInstallPaths paths = slurm::DefaultSlurmInstallPaths();
+    if (Status s = CheckCanChange(paths); !s.ok()) return ctx.Fail(s);
+    slurm::SetupOptions options;
+    options.source_dirs = o->sources.empty() ? DefaultSourceDirs() : o->sources;
+    options.restart = o->restart;
+    auto report = slurm::SetupSlurm(paths, options);
+    if (!report.has_value()) return ctx.Fail(report.error());
+    Print(*report);
+    std::printf("SLURM support is set up (undo with: cedana slurm destroy)\n");
+  });
+
+  auto* destroy = slurm->add_subcommand(
+      "destroy", "Undo `cedana slurm setup`: restore slurm.conf and plugstack.conf, remove the "
+                 "installed files, restart slurmctld/slurmd");
+  destroy->add_flag("--restart,!--no-restart", o->restart,
+                    "Restart slurmctld/slurmd afterwards (default: yes)");
+  destroy->callback([&ctx, o] {
+    slurm::SlurmInstallPaths paths = slurm::DefaultSlurmInstallPaths();
+    if (Status s = CheckCanChange(paths); !s.ok()) return ctx.Fail(s);
+    auto report = slurm::DestroySlurm(paths, o->restart);
+    if (!report.has_value()) return ctx.Fail(report.error());
+    Print(*report);
+    std::printf("SLURM support is removed\n");
+  });
+}
+
+}  // namespace cedana::cli

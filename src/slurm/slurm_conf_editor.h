@@ -1,0 +1,44 @@
+// SlurmConf editing: the text transforms `cedana slurm setup` applies to slurm.conf and
+// plugstack.conf, and a reader for single keys. Pure functions (string in, string out): lines
+// they do not change stay byte-identical, and each edit is idempotent (applying it twice gives
+// the same text as applying it once). Keys match case-insensitively, as SLURM reads them.
+// Thread-safe.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace cedana::slurm {
+
+// SLURM's defaults for the keys we read, as Debian's slurm-wlm 22.05 packages them.
+inline constexpr std::string_view kDefaultPluginDir = "/usr/lib/x86_64-linux-gnu/slurm-wlm";
+inline constexpr std::string_view kDefaultSlurmctldPidFile = "/run/slurmctld.pid";
+inline constexpr std::string_view kDefaultSlurmdPidFile = "/run/slurmd.pid";
+
+// The value of the last uncommented `Key=Value` line for `key` (case-insensitive), without
+// surrounding whitespace, quotes or a trailing comment; nullopt when the key is absent.
+std::optional<std::string> ReadConfKey(std::string_view conf, std::string_view key);
+// ReadConfKey, or `fallback` when absent or empty.
+std::string ReadConfKeyOr(std::string_view conf, std::string_view key, std::string_view fallback);
+// PluginDir (the first directory when it is a colon-separated list), defaulting as SLURM does.
+std::string PluginDir(std::string_view conf);
+
+// Adds `plugin` ("task/cedana") to the comma-separated list of `key` ("TaskPlugin") once:
+// appended to the last such line when present (entries match with or without their
+// "<type>/" prefix), else a new line `<key>=<when_absent>` is appended to the file.
+// A list that is only "none" (or "<type>/none") is replaced by the plugin.
+std::string AddPluginToList(std::string_view conf, std::string_view key, std::string_view plugin,
+                            std::string_view when_absent);
+
+// The three slurm.conf edits of setup. With `with_task` false TaskPlugin is left alone.
+//   TaskPlugin=...,task/cedana  (or a new line TaskPlugin=task/affinity,task/cedana)
+//   CliFilterPlugins=...,cli_filter/cedana
+//   JobSubmitPlugins=...,job_submit/cedana
+std::string AddCedanaToSlurmConf(std::string_view conf, bool with_task);
+
+// Adds the line `required <spank_so_path>` to plugstack.conf unless an uncommented line
+// already loads a file named spank_cedana.so.
+std::string AddSpankToPlugstack(std::string_view plugstack, std::string_view spank_so_path);
+
+}  // namespace cedana::slurm

@@ -1,0 +1,183 @@
+#!/bin/bash
+# End to end on a real SLURM cluster started here (tests/slurm/cluster.sh): the plugins are
+# installed with `cedana plugin install slurm slurm/wlm` and `cedana slurm setup`, then the
+# seeds' preemption scenario runs word for word, followed by cancellation and resubmission,
+# fresh labels, jobs without cedana, a job with real state, and the faults.
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+source "$HERE/cluster.sh"
+CEDANA=${CEDANA:-/usr/local/bin/cedana}
+MEMSTATE=${MEMSTATE:-$ROOT/build/tests/memstate}
+PASSED=0; FAILED=0
+T=$(mktemp -d /var/tmp/cedana-slurm.XXXXXX)
+chmod 755 "$T"
+DAEMON_PID=
+say() { printf '%s\n' "$*" >&2; }
+pass() { PASSED=$((PASSED + 1)); say "PASS: $*"; }
+fail() { FAILED=$((FAILED + 1)); say "FAIL: $*"; }
+check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
+wait_for() { local secs=$1; shift; local deadline=$((SECONDS + secs)); until "$@"; do [ $SECONDS -ge $deadline ] && return 1; sleep 0.5; done; }
+last_counter() { grep -o 'Counter: [0-9]*' "$1" 2>/dev/null | tail -n1 | grep -o '[0-9]*$'; }
+counter_at_least() { local n; n=$(last_counter "$1"); [ -n "$n" ] && [ "$n" -ge "$2" ]; }
+consecutive() { # counters in FILE are consecutive (no repeat, no gap)
+  python3 - "$1" <<'PY'
+import re, sys
+nums = [int(m) for m in re.findall(r"^Counter: (\d+)$", open(sys.argv[1]).read(), re.M)]
+ok = len(nums) > 1 and nums == list(range(nums[0], nums[0] + len(nums)))
+if not ok: print(f"counters not consecutive: {nums[:8]} ... {nums[-8:]}", file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+}
+submit() { sbatch --parsable "$@" | cut -d';' -f1; }
+
+# --- set-up: config for this run, cluster, node daemon, plugins ------------------------------
+CONFIG=/etc/cedana/config.json
+[ -f "$CONFIG" ] && cp -p "$CONFIG" "$T/config.json.orig"
+mkdir -p /etc/cedana
+cat >"$CONFIG" <<JSON
+{ "checkpoint": { "dir": "$T/checkpoints", "work_dir": "$T/work", "keep": 10 },
+  "daemon": { "state_dir": "$T/state", "log_file": "$T/daemon.log", "cluster_key_file": "$T/cluster.key" } }
+JSON
+cleanup() {
+  scancel --user=root 2>/dev/null
+  sleep 1
+  for f in "$T"/state/workloads/*/state.json; do
+    [ -f "$f" ] || continue
+    python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(s['pid'] if s.get('status')=='running' else '')" "$f" | xargs -r kill -9 2>/dev/null
+  done
+  [ -n "$DAEMON_PID" ] && kill "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null
+  "$CEDANA" slurm destroy --no-restart >/dev/null 2>&1
+  cluster_stop
+  if [ -f "$T/config.json.orig" ]; then cp -p "$T/config.json.orig" "$CONFIG"; else rm -f "$CONFIG"; fi
+  rm -rf "$T"
+}
+trap cleanup EXIT
+start_daemon() {
+  "$CEDANA" daemon start >>"$T/daemon.out" 2>&1 &
+  DAEMON_PID=$!
+  wait_for 20 "$CEDANA" daemon status >/dev/null 2>&1
+}
+stop_daemon() { kill "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=; }
+
+cluster_start || { say "cannot start the SLURM cluster"; exit 1; }
+cp -p /etc/slurm/slurm.conf "$T/slurm.conf.before"
+cp -p /etc/slurm/plugstack.conf "$T/plugstack.conf.before" 2>/dev/null
+start_daemon || { say "cannot start the node daemon"; cat "$T/daemon.out" >&2; exit 1; }
+check "cedana plugin install slurm slurm/wlm" "$CEDANA" plugin install slurm slurm/wlm
+check "cedana slurm setup" "$CEDANA" slurm setup
+check "slurm.conf has the job_submit plugin" grep -q '^JobSubmitPlugins=job_submit/cedana' /etc/slurm/slurm.conf
+check "slurm.conf has the cli_filter plugin" grep -q '^CliFilterPlugins=cli_filter/cedana' /etc/slurm/slurm.conf
+check "plugstack.conf requires spank_cedana.so" grep -q '^required .*/spank_cedana.so' /etc/slurm/plugstack.conf
+check "the cluster is back up after setup" wait_for 30 bash -c "sinfo -h -n $CLUSTER_NODE -o %t | grep -qE 'idle|mix|alloc'"
+
+cd "$T"
+cp "$HERE/victim.sbatch" "$HERE/preemptor.sbatch" "$HERE/memjob.sbatch" .
+
+# --- the seeds' preemption scenario, word for word -------------------------------------------
+victim=$(submit -p debug -w compute-01 victim.sbatch)
+check "victim runs" wait_job_state "$victim" RUNNING 30
+check "victim counts" wait_for 30 counter_at_least victim.out 5
+check "victim runs under cedana (settings recovered from its #SBATCH lines)" grep -q "started under cedana" victim.err
+preemptor=$(submit -p high -w compute-01 --cpus-per-task="$(nproc)" preemptor.sbatch)
+check "victim checkpointed at preemption" wait_for 30 grep -q "taken on preemption" victim.err
+at_preempt=$(last_counter victim.out)
+check "victim requeued (PENDING)" wait_job_state "$victim" PENDING 120
+check "preemptor runs" wait_job_state "$preemptor" RUNNING 60
+scancel "$preemptor"
+# A requeued job is held ~120 s (BeginTime); skip the wait.
+sleep 1; scontrol update jobid="$victim" StartTime=now
+check "victim runs again" wait_job_state "$victim" RUNNING 60
+check "victim resumed from its checkpoint" wait_for 30 grep -q "resumed from checkpoint" victim.err
+check "victim counts on" wait_for 30 counter_at_least victim.out $((at_preempt + 3))
+first=$(grep -o 'Counter: [0-9]*' victim.out | head -n1 | grep -o '[0-9]*$')
+check "the resumed counter goes on from $at_preempt (first after requeue: $first), not from 0" \
+  test "$first" -ge "$at_preempt" -a "$first" -le $((at_preempt + 1))
+check "no restart of the script after the requeue" bash -c "! grep -q 'Starting victim' victim.out"
+check "counter consecutive after the resume" consecutive victim.out
+check "SLURM counted one restart" bash -c "scontrol show job $victim | grep -q 'Restarts=1'"
+check "one resume per restart" test "$(grep -c 'resumed from checkpoint' victim.err)" = 1
+
+# --- scancel, then the same job again: it resumes ---------------------------------------------
+n=$(last_counter victim.out)
+scancel "$victim"
+check "scancel takes a checkpoint" wait_for 20 grep -q "taken on SIGTERM" victim.err
+at_cancel=$(last_counter victim.out)
+again=$(submit victim.sbatch)
+check "resubmitted victim runs" wait_job_state "$again" RUNNING 30
+check "resubmitted victim resumed (new job id $again)" wait_for 30 grep -q "job $again (restart 0) resumed from checkpoint" victim.err
+check "and counts on from $at_cancel" wait_for 30 counter_at_least victim.out $((at_cancel + 3))
+first=$(grep -o 'Counter: [0-9]*' victim.out | head -n1 | grep -o '[0-9]*$')
+check "first counter after resubmission follows the cancelled run ($first vs $at_cancel)" \
+  test "$first" -ge "$at_cancel" -a "$first" -le $((at_cancel + 1))
+
+# --- cedana dump slurm JOBID: a checkpoint and the job keeps running --------------------------
+ck=$("$CEDANA" dump slurm "$again" 2>/dev/null)
+check "cedana dump slurm $again" test -n "$ck"
+n=$(last_counter victim.out)
+check "the job keeps running after cedana dump slurm" wait_for 10 counter_at_least victim.out $((n + 2))
+scancel "$again"; wait_for 20 grep -q "taken on SIGTERM" victim.err
+
+# --- a new label starts fresh; a job without CEDANA_ENABLE is untouched -----------------------
+fresh=$(submit --export=ALL,CEDANA_ENABLE=1,CEDANA_CHECKPOINT=fresh-label -o fresh.out -e fresh.err victim.sbatch)
+check "a new label starts fresh" wait_for 30 grep -q "Counter: 2" fresh.out
+check "from 0" grep -q "Starting victim" fresh.out
+check "under cedana" grep -q "started under cedana" fresh.err
+plain=$(submit --export=ALL -o plain.out -e plain.err "$HERE/../workloads/counter.sh")
+check "a job without CEDANA_ENABLE runs" wait_for 30 grep -q "Counter: 2" plain.out
+check "untouched by cedana (no message)" bash -c "! grep -q cedana plain.err"
+check "no workload for it" bash -c "! \"$CEDANA\" ps --json | grep -q '\"job_id\": \"$plain\"'"
+scancel "$fresh" "$plain"
+
+# --- an invalid label is rejected at submission ------------------------------------------------
+out=$(sbatch --export=ALL,CEDANA_ENABLE=1,CEDANA_CHECKPOINT='bad/label' victim.sbatch 2>&1)
+check "invalid label rejected at submission" bash -c "! grep -q 'Submitted' <<<'$out'"
+check "with a message saying what a label may contain" grep -q "letters, digits" <<<"$out"
+
+# --- a job with real state in two processes: same result as an uninterrupted run -------------
+expect=$("$MEMSTATE" 150 /dev/null 0 2>/dev/null | grep -o 'checksum [0-9a-f]*')
+export MEMSTATE FLAG=$T/mem.flag
+mem=$(submit --export=ALL,CEDANA_ENABLE=1,CEDANA_CHECKPOINT=memjob memjob.sbatch)
+check "memjob ready" wait_for 120 bash -c "[ \$(grep -c ready memjob.out) -ge 2 ]"
+scancel "$mem"
+check "memjob checkpointed on scancel" wait_for 60 grep -q "taken on SIGTERM" memjob.err
+mem2=$(submit --export=ALL,CEDANA_ENABLE=1,CEDANA_CHECKPOINT=memjob memjob.sbatch)
+check "memjob resumed" wait_for 60 grep -q "resumed from checkpoint" memjob.err
+touch "$FLAG"
+check "memjob finished" wait_job_state "$mem2" COMPLETED 120
+check "both processes kept their state (PASS, no FAIL)" bash -c "grep -q 'main: PASS' memjob.out && ! grep -q FAIL memjob.out"
+check "each child's checksum equals an uninterrupted run's ($expect)" \
+  test "$(grep -c "child0: PASS $expect" memjob.out)" = 1
+rm -f "$FLAG"
+
+# --- faults -----------------------------------------------------------------------------------
+# The newest checkpoint corrupted: the job resumes from the previous one.
+newest=$(ls -t "$T"/checkpoints/root/victim | head -n1)
+python3 -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[len(b)//2]^=0xff; open(p,'wb').write(bytes(b))" \
+  "$T/checkpoints/root/victim/$newest/stream-0"
+j=$(submit victim.sbatch)
+check "with the newest checkpoint corrupted the job resumes from an older one" \
+  wait_for 40 grep -q "job $j (restart 0) resumed from checkpoint" victim.err
+check "the corrupted one was skipped" grep -q "skipped checkpoint $newest" victim.err
+scancel "$j"; wait_for 20 grep -q "taken on SIGTERM" victim.err
+
+# The node daemon down when an enabled job starts: the job runs, un-checkpointed, and says why.
+stop_daemon
+j=$(submit --export=ALL,CEDANA_ENABLE=1,CEDANA_CHECKPOINT=nodaemon -o nodaemon.out -e nodaemon.err victim.sbatch)
+check "with the daemon down the job still runs" wait_for 30 grep -q "Counter: 2" nodaemon.out
+check "and says why it is not checkpointed" grep -q "runs without checkpointing" nodaemon.err
+scancel "$j"
+start_daemon
+
+# --- destroy puts every file back byte-identical ------------------------------------------------
+check "cedana slurm destroy" "$CEDANA" slurm destroy
+check "slurm.conf byte-identical after setup + destroy" cmp -s /etc/slurm/slurm.conf "$T/slurm.conf.before"
+check "plugstack.conf byte-identical after setup + destroy" cmp -s /etc/slurm/plugstack.conf "$T/plugstack.conf.before"
+
+say ""
+say "slurm_test.sh: $PASSED passed, $FAILED failed"
+if [ "$FAILED" -gt 0 ]; then
+  say "--- daemon log ---"; tail -30 "$T/daemon.log" >&2
+  say "--- slurmctld log ---"; tail -15 /var/log/slurm/slurmctld.log >&2
+  exit 1
+fi
