@@ -223,7 +223,12 @@ Status RestartSlurmDaemons(const SlurmDaemonFiles& files, std::vector<std::strin
   // slurmctld first: slurmd registers with it on start.
   bool ctld = false, slurmd = false;
   CEDANA_RETURN_IF_ERROR(RestartOne("slurmctld", files.slurmctld_pid_file, files, log, &ctld));
-  CEDANA_RETURN_IF_ERROR(RestartOne("slurmd", files.slurmd_pid_file, files, log, &slurmd));
+  if (files.restart_slurmd) {
+    CEDANA_RETURN_IF_ERROR(RestartOne("slurmd", files.slurmd_pid_file, files, log, &slurmd));
+  } else {
+    log->push_back("slurmd not restarted: TaskPlugin is unchanged, and slurmstepd reads "
+                   "plugstack.conf for every job");
+  }
   if (!ctld && !slurmd)
     log->push_back("neither slurmctld nor slurmd runs on this node: nothing restarted");
   return OkStatus();

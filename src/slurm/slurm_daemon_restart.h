@@ -16,6 +16,9 @@ struct SlurmDaemonFiles {
   std::string slurm_conf;          // passed to `scontrol ping` as SLURM_CONF
   std::string slurmctld_pid_file;  // SlurmctldPidFile
   std::string slurmd_pid_file;     // SlurmdPidFile
+  // slurmd loads the SPANK plugin per job from plugstack.conf and needs a restart only when
+  // TaskPlugin changed (task/cedana added or removed).
+  bool restart_slurmd = true;
 };
 
 // Restarts slurmctld, then slurmd, each only if it runs here; appends one line per step to

@@ -119,8 +119,9 @@ Status RestoreBackup(const std::string& file, InstallReport* report) {
   return OkStatus();
 }
 
-Status Restart(const SlurmLayout& layout, InstallReport* report) {
-  SlurmDaemonFiles files{layout.slurm_conf, layout.slurmctld_pid_file, layout.slurmd_pid_file};
+Status Restart(const SlurmLayout& layout, bool task_plugin_changed, InstallReport* report) {
+  SlurmDaemonFiles files{layout.slurm_conf, layout.slurmctld_pid_file, layout.slurmd_pid_file,
+                         task_plugin_changed};
   return RestartSlurmDaemons(files, &report->actions);
 }
 
@@ -225,7 +226,7 @@ Result<InstallReport> SetupSlurm(const SlurmInstallPaths& paths, const SetupOpti
   }
 
   if (options.restart) {
-    CEDANA_RETURN_IF_ERROR(Restart(layout, &report)) << "restarting SLURM";
+    CEDANA_RETURN_IF_ERROR(Restart(layout, with_task, &report)) << "restarting SLURM";
   }
   return report;
 }
@@ -258,7 +259,12 @@ Result<InstallReport> DestroySlurm(const SlurmInstallPaths& paths, bool restart)
     if (!layout.has_value()) {
       report.warnings.push_back("not restarting SLURM: " + layout.error().message());
     } else {
-      CEDANA_RETURN_IF_ERROR(Restart(*layout, &report)) << "restarting SLURM";
+      bool had_task = false;
+      for (const auto& f : record->installed)
+        if (f.size() >= std::string(kTaskSo).size() &&
+            f.compare(f.size() - std::string(kTaskSo).size(), std::string::npos, kTaskSo) == 0)
+          had_task = true;
+      CEDANA_RETURN_IF_ERROR(Restart(*layout, had_task, &report)) << "restarting SLURM";
     }
   }
   return report;
