@@ -20,7 +20,9 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/unique_fd.h"
+#include "daemon/cgroup_join.h"
 #include "engine/criu_client.h"
+#include "engine/process_tree.h"
 #include "protocol/wire.h"
 
 extern char** environ;
@@ -269,6 +271,14 @@ int RunSupervisor(const std::string& workload_dir, int report_fd) {
 
   state.pid = *pid;
   state.status = WorkloadStatus::kRunning;
+  if (spec->owner_pid > 0) {
+    // Into the job's cgroups (proctrack/cgroup): accounted with the job, killed with it.
+    auto files = CgroupProcsFilesOf(spec->owner_pid);
+    auto tree = engine::ProcessTreeOf(state.pid);
+    std::string err;
+    if (!files.empty() && tree.has_value() && JoinCgroups(files, *tree, &err) > 0)
+      log::Warn("supervisor: workload {}: joining the job's cgroups: {}", id, err);
+  }
   state.stdout_ino = InodeOf(pipes->out_w.get());
   state.stderr_ino = InodeOf(pipes->err_w.get());
   // Only the workload holds the write ends now, so its exit closes the pipes.

@@ -97,11 +97,21 @@ check "no restart of the script after the requeue" bash -c "! grep -q 'Starting 
 check "counter consecutive after the resume" consecutive victim.out
 check "SLURM counted one restart" bash -c "scontrol show job $victim | grep -q 'Restarts=1'"
 check "one resume per restart" test "$(grep -c 'resumed from checkpoint' victim.err)" = 1
+workload_pid() { # the host pid of job $1's running workload
+  "$CEDANA" ps --json | python3 -c "import json,sys
+for w in json.load(sys.stdin):
+    if w.get('job_id') == sys.argv[1] and w.get('status') == 'running': print(w['pid'])" "$1"
+}
+wpid=$(workload_pid "$victim")
+if [ "${CLUSTER_PROCTRACK:-linuxproc}" = cgroup ]; then
+  check "the restored workload is in the requeued job's cgroup" grep -q "job_$victim/" "/proc/$wpid/cgroup"
+fi
 
 # --- scancel, then the same job again: it resumes ---------------------------------------------
 n=$(last_counter victim.out)
 scancel "$victim"
 check "scancel takes a checkpoint" wait_for 20 grep -q "taken on SIGTERM" victim.err
+check "no process of the cancelled job survives it" wait_for 20 bash -c "! kill -0 $wpid 2>/dev/null"
 at_cancel=$(last_counter victim.out)
 again=$(submit victim.sbatch)
 check "resubmitted victim runs" wait_job_state "$again" RUNNING 30
