@@ -18,6 +18,8 @@ extern "C" {
 #include "common/label.h"
 #include "slurm/batch_script_env.h"
 
+#include "hook_guard.h"
+
 static_assert(CEDANA_SLURM_VERSION_NUMBER == SLURM_VERSION_NUMBER,
               "CMake read a different SLURM version than the header being compiled against");
 
@@ -43,18 +45,9 @@ namespace {
 
 constexpr const char* kPrefix = "job_submit/cedana";
 
-// Runs a hook body; anything thrown is logged and the job goes through unchanged, because a
-// bug in this plugin must not block submissions.
 template <typename F>
 int Guard(const char* hook, F&& body) noexcept {
-  try {
-    return body();
-  } catch (const std::exception& e) {
-    slurm_error("%s: %s: internal error: %s", kPrefix, hook, e.what());
-  } catch (...) {
-    slurm_error("%s: %s: internal error: unknown exception", kPrefix, hook);
-  }
-  return SLURM_SUCCESS;
+  return plugins::HookGuard(kPrefix, hook, SLURM_SUCCESS, std::forward<F>(body));
 }
 
 uint32_t CountEnv(char** env) {

@@ -8,6 +8,8 @@
 // plugstack.conf arguments: proxy=/path/to/cedana-slurm (default /usr/local/bin/cedana-slurm).
 #include <unistd.h>
 
+#include "hook_guard.h"
+
 #include <cstring>
 #include <string>
 
@@ -67,14 +69,7 @@ int TaskInit(spank_t sp, int ac, char** av) {
 
 template <typename F>
 int Guard(const char* hook, F&& f) noexcept {
-  try {
-    return f();
-  } catch (const std::exception& e) {
-    slurm_error("spank/cedana: %s: unexpected error: %s", hook, e.what());
-  } catch (...) {
-    slurm_error("spank/cedana: %s: unexpected error", hook);
-  }
-  return ESPANK_SUCCESS;  // never fail a job because of us
+  return cedana::plugins::HookGuard("spank/cedana", hook, ESPANK_SUCCESS, std::forward<F>(f));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "cli/cli_context.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -72,12 +73,13 @@ std::string HumanTime(int64_t unix_ms) {
   return buf;
 }
 
-int FollowWorkload(CliContext& ctx, const std::string& id, const std::string& path) {
+off_t FileSize(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? st.st_size : 0;
+}
+
+int FollowWorkload(CliContext& ctx, const std::string& id, const std::string& path, off_t offset) {
   int fd = -1;
-  off_t offset = 0;
-  // The output file may be shared with an earlier run (a restore appends): start at its end
-  // as it was when we attached.
-  if ((fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC)) >= 0) offset = ::lseek(fd, 0, SEEK_END);
   auto drain = [&] {
     if (fd < 0) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;

@@ -50,8 +50,10 @@ void AddSlurmCommand(CLI::App& app, CliContext& ctx);
 // Human-friendly helpers for command output.
 std::string HumanBytes(uint64_t bytes);
 std::string HumanTime(int64_t unix_ms);
-// Prints workload output from `path` starting at `offset` until the workload `id` ends; returns
-// its exit code (for --attach).
-int FollowWorkload(CliContext& ctx, const std::string& id, const std::string& path);
+// Prints workload output from `path`, starting at byte `offset`, until the workload `id` ends;
+// returns its exit code (for --attach).
+int FollowWorkload(CliContext& ctx, const std::string& id, const std::string& path, off_t offset);
+// The size of `path` now (0 if missing): where a workload about to append to it starts.
+off_t FileSize(const std::string& path);
 
 }  // namespace cedana::cli

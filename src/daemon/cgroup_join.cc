@@ -11,7 +11,9 @@ namespace cedana::daemon {
 
 std::vector<std::string> CgroupProcsFilesOf(pid_t pid, const std::string& cgroup_root) {
   std::vector<std::string> files;
-  std::ifstream in(fmt::format("/proc/{}/cgroup", pid));
+  auto text = fs::ReadFile(fmt::format("/proc/{}/cgroup", pid));
+  if (!text.has_value()) return files;
+  std::istringstream in(*text);
   std::string line;
   // "4:memory:/slurm/uid_0/job_12/step_batch", "9:name=systemd:/x", "0::/x" (v2)
   while (std::getline(in, line)) {

@@ -200,7 +200,8 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
     // supervisor's exit record say "checkpointed" rather than "killed".
     if (!target.workload_id.empty())
       (void)node.records().SaveEnd(target.workload_id, WorkloadEnd{m.id});
-    ::kill(target.pid, SIGKILL);
+    // The whole tree: a --pid target is no namespace init whose death would take the rest.
+    engine::SignalTree(target.pid, SIGKILL);
     // Return only once it is gone: callers (the SLURM proxy) end the job next.
     for (int i = 0; i < 100 && engine::ProcessState(target.pid) != 0 &&
                     engine::ProcessState(target.pid) != 'Z';

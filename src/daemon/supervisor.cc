@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/close_range.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -103,6 +104,8 @@ Result<pid_t> StartInNewPidNamespace(const WorkloadSpec& spec, Pipes& pipes) {
     if (::dup2(devnull.get(), 0) < 0 || ::dup2(pipes.out_w.get(), 1) < 0 ||
         ::dup2(pipes.err_w.get(), 2) < 0)
       fail("redirecting stdio");
+    // Only stdin/stdout/stderr reach the workload.
+    ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
     for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
     if (::setgroups(spec.groups.size(), spec.groups.data()) != 0) fail("setgroups");
     if (::setgid(spec.gid) != 0) fail("setgid");
@@ -316,7 +319,12 @@ Result<SupervisorStarted> LaunchSupervisor(const WorkloadRecords& records, const
     ::dup2(devnull, 0);
     ::dup2(devnull, 1);
     ::dup2(devnull, 2);
-    ::fcntl(report_w.get(), F_SETFD, 0);
+    // Nothing of the daemon's leaks into the supervisor, and so into workloads and their
+    // checkpoints (an inherited log file would fail the restore: CRIU checks file sizes).
+    int report_fd = report_w.get();
+    if (report_fd > 3) ::close_range(3, report_fd - 1, 0);
+    ::close_range(report_fd + 1, ~0U, 0);
+    ::fcntl(report_fd, F_SETFD, 0);
     ::execv(self_exe.c_str(), const_cast<char* const*>(argv));
     ::_exit(127);
   }

@@ -3,7 +3,6 @@
 #include <signal.h>
 
 #include <deque>
-#include <fstream>
 #include <sstream>
 
 #include "common/fs.h"
@@ -16,7 +15,11 @@ std::vector<pid_t> ChildrenOf(pid_t pid) {
   auto tasks = fs::ListDir("/proc/" + std::to_string(pid) + "/task");
   if (!tasks.has_value()) return out;
   for (const auto& tid : *tasks) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + tid + "/children");
+    // fs::ReadFile, not ifstream: libstdc++ throws when /proc reads fail with ESRCH (a task
+    // exiting under us), and that is an ordinary outcome here.
+    auto text = fs::ReadFile("/proc/" + std::to_string(pid) + "/task/" + tid + "/children");
+    if (!text.has_value()) continue;
+    std::istringstream in(*text);
     pid_t child;
     while (in >> child) out.push_back(child);
   }
@@ -49,8 +52,9 @@ int SignalTree(pid_t root, int sig) {
 }
 
 char ProcessState(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto text = fs::ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  if (!text.has_value()) return 0;
+  const std::string& stat = *text;
   // "pid (comm) S ...": comm may contain spaces and parentheses, so find the last ')'.
   size_t close = stat.rfind(')');
   if (close == std::string::npos || close + 2 >= stat.size()) return 0;

@@ -2,20 +2,13 @@
 
 #include <cctype>
 
+#include "slurm/text.h"
+
 namespace cedana::slurm {
 namespace {
 
 constexpr std::string_view kDirective = "#SBATCH";
 constexpr std::string_view kExportOpt = "--export";
-
-bool IEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
 
 // True when the line holds a command: its first non-space character is not '#'.
 bool IsCommandLine(std::string_view line) {

@@ -3,19 +3,12 @@
 #include <cctype>
 #include <vector>
 
+#include "slurm/text.h"
+
 namespace cedana::slurm {
 namespace {
 
 bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
-
-bool IEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
 
 // One line of the file, without its '\n' (kept in `newline`), so edits rebuild it exactly.
 struct Line {

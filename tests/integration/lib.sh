@@ -80,7 +80,9 @@ finish() {
   say ""
   say "$(basename "$0"): $PASSED passed, $FAILED failed"
   if [ "$FAILED" -gt 0 ]; then
-    say "--- daemon log (tail) ---"; tail -40 "$T/daemon.log" >&2
+    say "--- daemon log: warnings and errors ---"
+    grep -E '^[0-9T:.-]+Z (warn|error) ' "$T/daemon.log" | tail -20 >&2
+    say "--- daemon log (tail) ---"; tail -15 "$T/daemon.log" >&2
     exit 1
   fi
   exit 0

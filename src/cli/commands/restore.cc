@@ -28,6 +28,7 @@ void AddRestoreCommand(CLI::App& app, CliContext& ctx) {
     if (!o->label.empty()) req["label"] = o->label;
     if (!o->dir.empty()) req["dir"] = o->dir;
     if (!o->output.empty()) req["stdout_path"] = std::filesystem::absolute(o->output).string();
+    off_t start = o->output.empty() ? -1 : FileSize(req["stdout_path"]);
     auto r = ctx.Call(req);
     if (!r) return;
     for (const auto& s : (*r)["skipped"])
@@ -37,7 +38,10 @@ void AddRestoreCommand(CLI::App& app, CliContext& ctx) {
     std::fprintf(stderr, "restored checkpoint %s as workload %s (pid %d), output in %s\n",
                  r->value("checkpoint_id", "").c_str(), id.c_str(), r->value("pid", 0),
                  r->value("stdout_path", "").c_str());
-    if (o->attach) ctx.set_exit_code(FollowWorkload(ctx, id, r->value("stdout_path", "")));
+    // A restore appends to the dumped workload's output file by default: follow from its
+    // size now, not from the start.
+    std::string out = r->value("stdout_path", "");
+    if (o->attach) ctx.set_exit_code(FollowWorkload(ctx, id, out, start >= 0 ? start : FileSize(out)));
   });
 }
 

@@ -29,6 +29,9 @@ void AddRunCommand(CLI::App& app, CliContext& ctx) {
                              {"env", env},   {"cwd", std::filesystem::current_path().string()},
                              {"stdout_path", output}};
     if (!o->label.empty()) req["label"] = o->label;
+    // The output file may exist already (--output of an earlier run): --attach shows only what
+    // this run appends.
+    off_t start = output.empty() ? 0 : FileSize(output);
     auto r = ctx.Call(req);
     if (!r) return;
     std::string id = r->value("id", "");
@@ -39,7 +42,7 @@ void AddRunCommand(CLI::App& app, CliContext& ctx) {
                    r->value("stdout_path", "").c_str());
       return;
     }
-    ctx.set_exit_code(FollowWorkload(ctx, id, r->value("stdout_path", "")));
+    ctx.set_exit_code(FollowWorkload(ctx, id, r->value("stdout_path", ""), start));
   });
 }
 

@@ -1,0 +1,67 @@
+#!/bin/bash
+# The CLI around dump and restore: --attach, --pid, checkpoint listing, deletion and
+# retention, version --init-config and config show.
+source "$(dirname "$0")/lib.sh"
+export CEDANA_CHECKPOINT_KEEP=2
+start_daemon || exit 1
+
+# run --attach streams the output and exits with the workload's status.
+out=$("$CEDANA" run --attach -- bash -c 'echo hello from the workload; exit 7' 2>/dev/null)
+check "run --attach exits with the workload's status" test $? = 7
+check "run --attach streams the output" grep -q "hello from the workload" <<<"$out"
+
+# dump --pid: a process tree the daemon did not start (a shell job writing to a file).
+# It runs under a small reaper: on machines whose pid 1 does not reap orphans (like these
+# VMs), the killed tree's zombies would otherwise keep its pids, and CRIU restores pids as they
+# were (no PID namespace for a process we did not start).
+python3 - "$T/pid.child" <<'PY' >"$T/pid.out" 2>&1 &
+import ctypes, os, sys
+ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+child = os.fork()
+if child == 0:
+    os.execvp("bash", ["bash", "-c", 'for ((i = 0; ; i++)); do echo "tick $i"; sleep 0.1; done'])
+open(sys.argv[1], "w").write(str(child))
+while True:
+    try:
+        os.wait()
+    except ChildProcessError:
+        import time; time.sleep(0.2)
+PY
+reaper=$!
+CLEANUPS+=("kill $reaper")
+wait_for 10 test -s "$T/pid.child"
+pid=$(cat "$T/pid.child")
+wait_for 10 at_least "$T/pid.out" "tick " 3
+ck=$(dump_id --pid "$pid" --label pidjob)
+check "dump --pid" test -n "$ck"
+check "the dumped process is gone" wait_for 5 bash -c "! kill -0 $pid 2>/dev/null"
+n=$(last_number "$T/pid.out" "tick ")
+r=$(restore_id "$ck")
+check "restore of a --pid checkpoint" test -n "$r"
+check "it goes on writing its file" wait_for 10 at_least "$T/pid.out" "tick " $((n + 3))
+check "without a gap or repeat" sequence_ok "$T/pid.out" "tick "
+"$CEDANA" kill "$r" >/dev/null
+
+# checkpoints: listing, retention (keep 2), delete.
+w=$("$CEDANA" run --label keep -- "$WORKLOADS/counter.sh" 2>/dev/null)
+for i in 1 2 3; do dump_id "$w" --leave-running >/dev/null; sleep 1.1; done
+list=$("$CEDANA" checkpoints --label keep)
+check "checkpoints lists the label" grep -q keep <<<"$list"
+check "retention kept the newest 2 of 3" test "$(grep -c ' keep ' <<<"$list")" = 2
+check "each listed as good" test "$(grep -c ' good$' <<<"$list")" = 2
+newest=$("$CEDANA" checkpoints --label keep --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])')
+check "checkpoints delete" "$CEDANA" checkpoints delete "$newest"
+check "the deleted one is gone" bash -c "! \"$CEDANA\" checkpoints --label keep | grep -q $newest"
+"$CEDANA" kill "$w" >/dev/null
+
+# version --init-config writes defaults and CEDANA_* values; config show names the sources.
+CEDANA_CHECKPOINT_STREAMS=3 "$CEDANA" version --init-config >/dev/null
+check "version --init-config writes the config file" test -f "$CEDANA_CONFIG"
+check "with the variables given" grep -q '"streams": 3' "$CEDANA_CONFIG"
+show=$("$CEDANA" config show)
+check "config show: value from the file" grep -q "checkpoint.streams .* 3 .*file $CEDANA_CONFIG" <<<"$show"
+check "config show: value from the environment" grep -q "checkpoint.keep .* 2 .*env CEDANA_CHECKPOINT_KEEP" <<<"$show"
+out=$(CEDANA_CHECKPOINT_COMPRESSION=bzip2 "$CEDANA" config show 2>&1)
+check "a bad value names the key and the valid values" \
+  grep -q "checkpoint.compression: invalid value \"bzip2\" (valid: none, gzip, lz4, zstd)" <<<"$out"
+finish
