@@ -15,8 +15,8 @@ class ByteSink {
   virtual ~ByteSink() = default;
   // Appends all of data, or fails. A failed sink stays failed.
   virtual Status Write(const void* data, size_t size) = 0;
-  // Flushes and makes the bytes durable (fsync / complete the upload). Destroying a sink
-  // without Close() discards what it wrote.
+  // Flushes and makes the bytes durable (fsync / complete the upload). A sink destroyed
+  // without Close() may leave partial bytes behind: the caller deletes the checkpoint.
   virtual Status Close() = 0;
 };
 
