@@ -68,6 +68,7 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const Message& req) 
     o.stderr_path = req.value("stderr_path", "");
     o.job_id = req.value("job_id", "");
     o.owner_pid = req.value("owner_pid", 0);
+    o.callers_own_only = true;
     Result<RestoreOutcome> r = RunRestore(node, caller, o, {});
     if (r.has_value())
       return Message{{"id", r->workload_id},   {"pid", r->pid},

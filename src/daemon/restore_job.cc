@@ -31,9 +31,11 @@ Result<std::vector<Candidate>> FindCandidates(Node& node, const Caller& caller,
   }
   CEDANA_RETURN_IF_ERROR(ValidateLabel(o.label));
   std::optional<std::string> owner;
-  if (!caller.IsRoot()) owner = UserName(caller.uid);
+  if (!caller.IsRoot() || o.callers_own_only) owner = UserName(caller.uid);
   CEDANA_ASSIGN_OR_RETURN(auto manifests, image::ListManifests(store, owner, o.label));
   for (auto& m : manifests) {
+    // The directory names the owner; the signed manifest's uid decides.
+    if (owner && m.owner_uid != caller.uid) continue;
     storage::CheckpointRef ref{m.owner, m.label, m.id};
     out.emplace_back(ref, std::move(m));
   }

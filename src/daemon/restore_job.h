@@ -21,6 +21,8 @@ struct RestoreOptions {
   std::string stderr_path;
   std::string job_id;
   pid_t owner_pid = 0;  // the SLURM job proxy, if any
+  // Only the caller's own checkpoints, even for root: a job resumes its user's work only.
+  bool callers_own_only = false;
 };
 
 struct RestoreOutcome {

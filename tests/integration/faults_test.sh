@@ -70,6 +70,17 @@ expect_error "an altered manifest is refused" "MAC mismatch" "$CEDANA" restore "
 expect_error "with both checkpoints bad, --label names each" "no checkpoint of label faults could be restored" \
   "$CEDANA" restore --label faults
 
+# Another user reaches the daemon (peer credentials) but none of root's workloads or checkpoints.
+chmod 755 "$T"
+as_nobody() { runuser -u nobody -- "$@"; }
+expect_error "another user cannot dump root's workload" "belongs to root, not to nobody" as_nobody "$CEDANA" dump "$w"
+expect_error "another user cannot restore root's checkpoint" "belongs to root, not to nobody" \
+  as_nobody "$CEDANA" restore "$old" --output /tmp/x
+check "another user lists none of root's checkpoints" \
+  bash -c "! runuser -u nobody -- \"$CEDANA\" checkpoints | grep -q faults"
+expect_error "another user's --label finds nothing of root's" "no checkpoint of label faults" \
+  as_nobody "$CEDANA" restore --label faults
+
 # The daemon restarted while a workload runs: the workload does not notice.
 stop_daemon
 n=$(last_number "$T/w.out" "Counter: ")
