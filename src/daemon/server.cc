@@ -116,7 +116,6 @@ std::string SelfExe() {
 }  // namespace
 
 int RunDaemon(const Config& config) {
-  log::SetSink(log::StderrAndFileSink(config.log_file));
   log::Level level = log::Level::kInfo;
   log::ParseLevel(config.log_level, &level);
   log::SetLevel(level);
