@@ -65,6 +65,11 @@ cp -p /etc/slurm/slurm.conf "$T/slurm.conf.before"
 cp -p /etc/slurm/plugstack.conf "$T/plugstack.conf.before" 2>/dev/null
 start_daemon || { say "cannot start the node daemon"; cat "$T/daemon.out" >&2; exit 1; }
 check "cedana plugin install slurm slurm/wlm" "$CEDANA" plugin install slurm slurm/wlm
+# Plugins built for another SLURM version are refused before anything changes.
+mkdir -p "$T/fakebin" && printf '#!/bin/sh\necho "slurm 99.99.9"\n' >"$T/fakebin/scontrol" && chmod +x "$T/fakebin/scontrol"
+out=$(PATH=$T/fakebin:$PATH "$CEDANA" slurm setup 2>&1)
+check "setup refuses plugins built for another SLURM version" grep -q "this node runs SLURM 99.99.9" <<<"$out"
+check "and changes nothing" cmp -s /etc/slurm/slurm.conf "$T/slurm.conf.before"
 check "cedana slurm setup" "$CEDANA" slurm setup
 check "slurm.conf has the job_submit plugin" grep -q '^JobSubmitPlugins=job_submit/cedana' /etc/slurm/slurm.conf
 check "slurm.conf has the cli_filter plugin" grep -q '^CliFilterPlugins=cli_filter/cedana' /etc/slurm/slurm.conf

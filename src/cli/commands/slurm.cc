@@ -3,6 +3,8 @@
 // undo exactly that (src/slurm/slurm_install.h). Run as root on every SLURM node.
 #include <unistd.h>
 
+#include <cstdio>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -42,6 +44,30 @@ Status CheckCanChange(const slurm::SlurmInstallPaths& paths) {
   return OkStatus();
 }
 
+// SLURM loads job_submit, cli_filter and task plugins only into the exact version
+// (major.minor.micro) they were built for: refuse a mismatch before changing anything.
+Status CheckSlurmVersion() {
+#ifdef CEDANA_BUILT_FOR_SLURM
+  std::string out;
+  if (FILE* p = ::popen("scontrol --version 2>/dev/null", "r")) {
+    char buf[256];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    ::pclose(p);
+  }
+  // "slurm 22.05.8"
+  size_t space = out.find(' ');
+  std::string running = space == std::string::npos ? "" : out.substr(space + 1);
+  while (!running.empty() && (running.back() == '\n' || running.back() == ' ')) running.pop_back();
+  if (running.empty()) return OkStatus();  // no scontrol here: nothing to compare with
+  if (running != CEDANA_BUILT_FOR_SLURM)
+    return FailedPreconditionError(
+        "these plugins were built for SLURM " CEDANA_BUILT_FOR_SLURM " but this node runs SLURM " +
+        running + "; SLURM loads them only into the exact version they were built for: rebuild "
+        "cedana on a machine with this SLURM's libslurm-dev (scripts/setup.sh)");
+#endif
+  return OkStatus();
+}
+
 }  // namespace
 
 void AddSlurmCommand(CLI::App& app, CliContext& ctx) {
@@ -64,6 +90,7 @@ void AddSlurmCommand(CLI::App& app, CliContext& ctx) {
   setup->callback([&ctx, o] {
     slurm::SlurmInstallPaths paths = slurm::DefaultSlurmInstallPaths();
     if (Status s = CheckCanChange(paths); !s.ok()) return ctx.Fail(s);
+    if (Status s = CheckSlurmVersion(); !s.ok()) return ctx.Fail(s);
     slurm::SetupOptions options;
     options.source_dirs = o->sources.empty() ? DefaultSourceDirs() : o->sources;
     options.restart = o->restart;
