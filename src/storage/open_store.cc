@@ -10,7 +10,7 @@ namespace cedana::storage {
 Result<std::unique_ptr<CheckpointStore>> OpenStore(const std::string& location) {
   if (location.empty()) return InvalidArgumentError("checkpoint dir is empty");
   if (location.rfind("s3://", 0) == 0) {
-    // TODO(#s3): S3 storage (DESIGN.md §4) lands with the libcurl client.
+    // TODO(#3): S3 storage (DESIGN.md §4) lands with the libcurl client.
     return FailedPreconditionError("s3:// storage is not built yet; use a local or NFS path for " +
                                    location);
   }
