@@ -203,10 +203,11 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
     // The whole tree: a --pid target is no namespace init whose death would take the rest.
     engine::SignalTree(target.pid, SIGKILL);
     // Return only once it is gone: callers (the SLURM proxy) end the job next.
-    for (int i = 0; i < 100 && engine::ProcessState(target.pid) != 0 &&
-                    engine::ProcessState(target.pid) != 'Z';
-         ++i)
-      ::usleep(20000);
+    auto alive = [&] {
+      char state = engine::ProcessState(target.pid);
+      return state != 0 && state != 'Z';
+    };
+    for (int i = 0; i < 100 && alive(); ++i) ::usleep(20000);
   }
   if (Status s = image::ApplyRetention(*store, m.owner, m.label, cfg.checkpoint_keep); !s.ok())
     log::Warn("dump: retention for label {}: {}", m.label, s.ToString());

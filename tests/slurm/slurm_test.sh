@@ -19,6 +19,7 @@ fail() { FAILED=$((FAILED + 1)); say "FAIL: $*"; }
 check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
 wait_for() { local secs=$1; shift; local deadline=$((SECONDS + secs)); until "$@"; do [ $SECONDS -ge $deadline ] && return 1; sleep 0.5; done; }
 last_counter() { grep -o 'Counter: [0-9]*' "$1" 2>/dev/null | tail -n1 | grep -o '[0-9]*$'; }
+first_counter() { grep -o 'Counter: [0-9]*' "$1" 2>/dev/null | head -n1 | grep -o '[0-9]*$'; }
 counter_at_least() { local n; n=$(last_counter "$1"); [ -n "$n" ] && [ "$n" -ge "$2" ]; }
 consecutive() { # counters in FILE are consecutive (no repeat, no gap)
   python3 - "$1" <<'PY'
@@ -95,7 +96,7 @@ sleep 1; scontrol update jobid="$victim" StartTime=now
 check "victim runs again" wait_job_state "$victim" RUNNING 60
 check "victim resumed from its checkpoint" wait_for 30 grep -q "resumed from checkpoint" victim.err
 check "victim counts on" wait_for 30 counter_at_least victim.out $((at_preempt + 3))
-first=$(grep -o 'Counter: [0-9]*' victim.out | head -n1 | grep -o '[0-9]*$')
+first=$(first_counter victim.out)
 check "the resumed counter goes on from $at_preempt (first after requeue: $first), not from 0" \
   test "$first" -ge "$at_preempt" -a "$first" -le $((at_preempt + 1))
 check "no restart of the script after the requeue" bash -c "! grep -q 'Starting victim' victim.out"
@@ -113,7 +114,6 @@ if [ "${CLUSTER_PROCTRACK:-linuxproc}" = cgroup ]; then
 fi
 
 # --- scancel, then the same job again: it resumes ---------------------------------------------
-n=$(last_counter victim.out)
 scancel "$victim"
 check "scancel takes a checkpoint" wait_for 20 grep -q "taken on SIGTERM" victim.err
 check "no process of the cancelled job survives it" wait_for 20 bash -c "! kill -0 $wpid 2>/dev/null"
@@ -122,7 +122,7 @@ again=$(submit victim.sbatch)
 check "resubmitted victim runs" wait_job_state "$again" RUNNING 30
 check "resubmitted victim resumed (new job id $again)" wait_for 30 grep -q "job $again (restart 0) resumed from checkpoint" victim.err
 check "and counts on from $at_cancel" wait_for 30 counter_at_least victim.out $((at_cancel + 3))
-first=$(grep -o 'Counter: [0-9]*' victim.out | head -n1 | grep -o '[0-9]*$')
+first=$(first_counter victim.out)
 check "first counter after resubmission follows the cancelled run ($first vs $at_cancel)" \
   test "$first" -ge "$at_cancel" -a "$first" -le $((at_cancel + 1))
 
