@@ -110,10 +110,19 @@ std::string ErrorLines(const std::string& log, int max = 4) {
   return out;
 }
 
+// What a user can do about CRIU errors that come from how the process was started rather than
+// from CRIU or the machine.
+std::string HintFor(const std::string& errors) {
+  if (errors.find("is outside of its pid namespace") != std::string::npos)
+    return " (the process's session leader lives in another PID namespace; start the program "
+           "with setsid, or under `cedana run`, to make it checkpointable)";
+  return "";
+}
+
 Status ResponseError(const criu_resp& resp, const std::string& what, const std::string& log) {
   std::string msg = fmt::format("criu {} failed", what);
   std::string errors = ErrorLines(log);
-  if (!errors.empty()) msg += ": " + errors;
+  if (!errors.empty()) msg += ": " + errors + HintFor(errors);
   else if (resp.has_cr_errmsg() && !resp.cr_errmsg().empty()) msg += ": " + resp.cr_errmsg();
   int err = resp.has_cr_errno() ? resp.cr_errno() : 0;
   if (err != 0) msg += fmt::format(" ({})", std::strerror(err));

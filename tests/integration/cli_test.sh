@@ -13,12 +13,15 @@ check "run --attach streams the output" grep -q "hello from the workload" <<<"$o
 # dump --pid: a process tree the daemon did not start (a shell job writing to a file).
 # It runs under a small reaper: on machines whose pid 1 does not reap orphans (like these
 # VMs), the killed tree's zombies would otherwise keep its pids, and CRIU restores pids as they
-# were (no PID namespace for a process we did not start).
+# were (no PID namespace for a process we did not start). The child starts its own session:
+# CRIU cannot dump a tree whose session leader is in another PID namespace (as in CI runners).
 python3 - "$T/pid.child" <<'PY' >"$T/pid.out" 2>&1 &
 import ctypes, os, sys
 ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
 child = os.fork()
 if child == 0:
+    os.setsid()
+    os.closerange(3, 1024)  # only what a fresh program would have
     os.execvp("bash", ["bash", "-c", 'for ((i = 0; ; i++)); do echo "tick $i"; sleep 0.1; done'])
 open(sys.argv[1], "w").write(str(child))
 while True:
