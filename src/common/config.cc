@@ -145,6 +145,32 @@ const std::vector<KeySpec>& Specs() {
     s.push_back(EnumKey("criu.no_breakpoints", "CEDANA_CRIU_NO_BREAKPOINTS",
                         &Config::criu_no_breakpoints, {"auto", "on", "off"},
                         "CRIU's no-hardware-breakpoint fallback: auto probes at daemon start."));
+    s.push_back(StringKey("s3.access_key_id", "AWS_ACCESS_KEY_ID", &Config::s3_access_key_id,
+                          "any string", "Access key id for s3:// checkpoint dirs."));
+    s.push_back(StringKey("s3.secret_access_key", "AWS_SECRET_ACCESS_KEY",
+                          &Config::s3_secret_access_key, "any string",
+                          "Secret access key for s3:// checkpoint dirs."));
+    s.back().secret = true;
+    s.push_back(StringKey("s3.session_token", "AWS_SESSION_TOKEN", &Config::s3_session_token,
+                          "any string", "Session token of temporary credentials; empty for none."));
+    s.back().secret = true;
+    s.push_back(StringKey("s3.region", "AWS_REGION", &Config::s3_region, "a region name",
+                          "Region the requests are signed for.",
+                          [](const std::string& v) { return !v.empty(); }));
+    s.back().info.env_aliases = {"AWS_DEFAULT_REGION"};
+    s.push_back(StringKey("s3.endpoint_url", "AWS_ENDPOINT_URL_S3", &Config::s3_endpoint_url,
+                          "empty or an http(s):// URL",
+                          "S3-compatible endpoint; empty means AWS S3 of s3.region.",
+                          IsUrlOrEmpty));
+    s.back().info.env_aliases = {"AWS_ENDPOINT_URL"};
+    s.push_back(EnumKey("s3.addressing", "CEDANA_S3_ADDRESSING", &Config::s3_addressing,
+                        {"auto", "path", "virtual"},
+                        "Bucket in the host name (virtual) or in the path; auto: virtual for AWS, "
+                        "path for other endpoints."));
+    s.push_back(IntKey("s3.part_size_mib", "CEDANA_S3_PART_SIZE_MIB", &Config::s3_part_size_mib,
+                       5, 1024, "Multipart upload part size and download range size, in MiB."));
+    s.push_back(IntKey("s3.max_attempts", "AWS_MAX_ATTEMPTS", &Config::s3_max_attempts, 1, 20,
+                       "Attempts per S3 request on 5xx and network errors, with backoff."));
     s.push_back(BoolKey("slurm.unprivileged", "CEDANA_SLURM_UNPRIVILEGED",
                         &Config::slurm_unprivileged,
                         "Dump and restore SLURM jobs as the job's user instead of root."));
@@ -241,8 +267,14 @@ Result<LoadedConfig> LoadConfig(const std::string& path,
     return NotFoundError("config file " + path + " does not exist (create it with `cedana version --init-config`)");
   }
   for (const auto& s : Specs()) {
-    auto it = env.find(s.info.env);
-    if (it != env.end()) CEDANA_RETURN_IF_ERROR(apply(s.info.key, it->second, "env " + s.info.env));
+    std::vector<std::string> names = {s.info.env};
+    names.insert(names.end(), s.info.env_aliases.begin(), s.info.env_aliases.end());
+    for (const std::string& name : names) {
+      auto it = env.find(name);
+      if (it == env.end()) continue;
+      CEDANA_RETURN_IF_ERROR(apply(s.info.key, it->second, "env " + name));
+      break;
+    }
   }
   for (const auto& [k, v] : overrides) CEDANA_RETURN_IF_ERROR(apply(k, v, "flag"));
 

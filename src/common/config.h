@@ -47,6 +47,16 @@ struct Config {
   // criu.no_breakpoints (CEDANA_CRIU_NO_BREAKPOINTS): auto|on|off. auto probes whether hardware
   // breakpoints work and, where they do not, runs CRIU with its no-breakpoint fallback.
   std::string criu_no_breakpoints = "auto";
+  // s3.*: credentials, endpoint and transfer settings of s3:// checkpoint dirs (docs/storage.md).
+  // Each also reads the AWS SDKs' usual environment variables.
+  std::string s3_access_key_id;
+  std::string s3_secret_access_key;
+  std::string s3_session_token;
+  std::string s3_region = "us-east-1";
+  std::string s3_endpoint_url;        // "" = AWS S3 of s3_region
+  std::string s3_addressing = "auto";  // auto|path|virtual
+  int s3_part_size_mib = 16;
+  int s3_max_attempts = 5;
   // slurm.unprivileged (CEDANA_SLURM_UNPRIVILEGED): dump/restore as the job's user. 0|1.
   bool slurm_unprivileged = false;
 };
@@ -71,6 +81,9 @@ struct ConfigKeyInfo {
   std::string valid;  // "none|gzip|lz4|zstd", "1..64", "absolute path or s3://bucket/prefix"
   std::string default_value;
   std::string doc;
+  // Further environment variables read when `env` is unset, in this order (AWS_DEFAULT_REGION
+  // after AWS_REGION).
+  std::vector<std::string> env_aliases = {};
 };
 const std::vector<ConfigKeyInfo>& ConfigKeys();
 

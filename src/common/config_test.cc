@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <regex>
 
 #include "common/fs.h"
@@ -31,11 +32,11 @@ TEST(ConfigTest, PrecedenceFileEnvFlag) {
   EXPECT_EQ(c->config.checkpoint_streams, 4);
   EXPECT_EQ(c->config.checkpoint_compression, "gzip");
   EXPECT_EQ(c->config.checkpoint_dir, "/b");
-  for (const auto& s : c->sources) {
-    if (s.key == "checkpoint.streams") EXPECT_EQ(s.origin, "env CEDANA_CHECKPOINT_STREAMS");
-    if (s.key == "checkpoint.compression") EXPECT_EQ(s.origin, "file " + path);
-    if (s.key == "checkpoint.dir") EXPECT_EQ(s.origin, "flag");
-  }
+  std::map<std::string, std::string> origin;
+  for (const auto& s : c->sources) origin[s.key] = s.origin;
+  EXPECT_EQ(origin["checkpoint.streams"], "env CEDANA_CHECKPOINT_STREAMS");
+  EXPECT_EQ(origin["checkpoint.compression"], "file " + path);
+  EXPECT_EQ(origin["checkpoint.dir"], "flag");
 }
 
 TEST(ConfigTest, BadValuesNameKeyAndValidValues) {
@@ -78,8 +79,31 @@ TEST(ConfigTest, SecretsAreMasked) {
   auto c = LoadConfig("/nonexistent", {{"CEDANA_AUTH_TOKEN", "sekrit-token"}});
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(c->config.auth_token, "sekrit-token");
-  for (const auto& s : c->sources)
-    if (s.key == "connection.auth_token") EXPECT_EQ(s.value.find("sekrit"), std::string::npos);
+  for (const auto& s : c->sources) {
+    if (s.key == "connection.auth_token") {
+      EXPECT_EQ(s.value.find("sekrit"), std::string::npos);
+    }
+  }
+}
+
+// The AWS SDKs' variables: the more specific one wins, the other is the fallback.
+TEST(ConfigTest, AwsVariablesAndTheirFallbacks) {
+  auto c = LoadConfig("/nonexistent", {{"AWS_DEFAULT_REGION", "eu-west-1"},
+                                       {"AWS_ENDPOINT_URL", "http://generic:1"},
+                                       {"AWS_ENDPOINT_URL_S3", "http://s3only:2"},
+                                       {"AWS_SECRET_ACCESS_KEY", "sekrit-key"}});
+  ASSERT_TRUE(c.has_value()) << c.error().ToString();
+  EXPECT_EQ(c->config.s3_region, "eu-west-1");
+  EXPECT_EQ(c->config.s3_endpoint_url, "http://s3only:2");
+  std::map<std::string, ConfigSource> by_key;
+  for (const auto& s : c->sources) by_key[s.key] = s;
+  EXPECT_EQ(by_key["s3.region"].origin, "env AWS_DEFAULT_REGION");
+  EXPECT_EQ(by_key["s3.secret_access_key"].value.find("sekrit"), std::string::npos);
+
+  c = LoadConfig("/nonexistent", {{"AWS_DEFAULT_REGION", "eu-west-1"}, {"AWS_REGION", "ap-south-1"}});
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->config.s3_region, "ap-south-1");
+  EXPECT_EQ(c->config.s3_endpoint_url, "");
 }
 
 TEST(ConfigTest, JsonRoundTrip) {
@@ -96,12 +120,17 @@ TEST(ConfigTest, DocumentationListsEveryKey) {
   auto doc = fs::ReadFile(std::string(CEDANA_SOURCE_DIR) + "/docs/configuration.md");
   ASSERT_TRUE(doc.has_value()) << doc.error().ToString();
   std::set<std::string> documented;
-  std::regex row(R"(\|\s*`([a-z_]+\.[a-z_]+)`\s*\|\s*`(CEDANA_[A-Z_]+)`)");
+  // | `key` | `ENV`[, `ALIAS`...] |
+  std::regex row(R"(\|\s*`([a-z0-9_]+\.[a-z0-9_]+)`\s*\|\s*(`[A-Z0-9_]+`(,\s*`[A-Z0-9_]+`)*)\s*\|)");
   for (std::sregex_iterator it(doc->begin(), doc->end(), row), end; it != end; ++it) {
     documented.insert((*it)[1].str() + " " + (*it)[2].str());
   }
   std::set<std::string> actual;
-  for (const auto& k : ConfigKeys()) actual.insert(k.key + " " + k.env);
+  for (const auto& k : ConfigKeys()) {
+    std::string envs = "`" + k.env + "`";
+    for (const auto& alias : k.env_aliases) envs += ", `" + alias + "`";
+    actual.insert(k.key + " " + envs);
+  }
   EXPECT_EQ(documented, actual);
 }
 

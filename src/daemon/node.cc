@@ -17,7 +17,7 @@ Node::Node(Config config, engine::CriuClient criu, std::string cluster_key, std:
       records_(config_.state_dir) {}
 
 Result<std::unique_ptr<storage::CheckpointStore>> Node::OpenStore(const std::string& dir) const {
-  return storage::OpenStore(dir.empty() ? config_.checkpoint_dir : dir);
+  return storage::OpenStore(dir.empty() ? config_.checkpoint_dir : dir, config_);
 }
 
 std::unique_lock<std::mutex> Node::LockWorkload(const std::string& id) {

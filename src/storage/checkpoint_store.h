@@ -9,8 +9,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "common/config.h"
 #include "common/result.h"
 #include "storage/byte_stream.h"
 
@@ -23,6 +25,16 @@ struct CheckpointRef {
   std::string id;     // checkpoint id, sortable by creation time (directory level 3)
   std::string Path() const { return owner + "/" + label + "/" + id; }
 };
+
+// Names inside a checkpoint: the manifest (the commit point) and the streams.
+inline constexpr char kManifestName[] = "manifest.json";
+std::string StreamName(int index);  // "stream-<index>"
+
+// kInvalidArgument unless owner, label and id are each one safe path component: refs come from
+// users (labels) and listings, and must never climb out of the store.
+Status ValidateRef(const CheckpointRef& ref);
+// The same check of one component; `what` names it in the message.
+Status ValidateComponent(std::string_view what, const std::string& value);
 
 class CheckpointStore {
  public:
@@ -51,8 +63,10 @@ class CheckpointStore {
                                                   const std::optional<std::string>& label) = 0;
 };
 
-// Opens the store a checkpoint dir names: a local path (also NFS) or s3://bucket/prefix.
-// kInvalidArgument for a malformed location.
-Result<std::unique_ptr<CheckpointStore>> OpenStore(const std::string& location);
+// Opens the store a checkpoint dir names: a local path (also NFS) or s3://bucket/prefix (with
+// the s3.* settings of `config`). kInvalidArgument for a malformed location or S3 settings that
+// cannot work.
+Result<std::unique_ptr<CheckpointStore>> OpenStore(const std::string& location,
+                                                    const Config& config);
 
 }  // namespace cedana::storage

@@ -14,29 +14,6 @@
 namespace cedana::storage {
 namespace {
 
-constexpr char kManifestName[] = "manifest.json";
-
-// One path component: refs come from users (labels) and from directory listings, and must
-// never climb out of the store.
-Status CheckComponent(std::string_view what, const std::string& value) {
-  if (value.empty()) return InvalidArgumentError(std::string(what) + " is empty");
-  if (value == "." || value == ".." || value.find('/') != std::string::npos ||
-      value.find('\0') != std::string::npos) {
-    return InvalidArgumentError(std::string(what) + " \"" + value +
-                                "\" is not a valid directory name");
-  }
-  return OkStatus();
-}
-
-Status CheckRef(const CheckpointRef& ref) {
-  CEDANA_RETURN_IF_ERROR(CheckComponent("owner", ref.owner));
-  CEDANA_RETURN_IF_ERROR(CheckComponent("label", ref.label));
-  CEDANA_RETURN_IF_ERROR(CheckComponent("checkpoint id", ref.id));
-  return OkStatus();
-}
-
-std::string StreamName(int index) { return "stream-" + std::to_string(index); }
-
 bool IsDir(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
@@ -104,7 +81,7 @@ Result<std::vector<std::string>> SubDirs(const std::string& path,
                                          const std::optional<std::string>& only) {
   std::vector<std::string> out;
   if (only.has_value()) {
-    CEDANA_RETURN_IF_ERROR(CheckComponent("name", *only));
+    CEDANA_RETURN_IF_ERROR(ValidateComponent("name", *only));
     if (IsDir(path + "/" + *only)) out.push_back(*only);
     return out;
   }
@@ -148,7 +125,7 @@ Status LocalStore::CheckWritable() {
 }
 
 Result<std::unique_ptr<ByteSink>> LocalStore::CreateStream(const CheckpointRef& ref, int index) {
-  CEDANA_RETURN_IF_ERROR(CheckRef(ref));
+  CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
   if (index < 0) return InvalidArgumentError("negative stream index " + std::to_string(index));
   std::string dir = CheckpointDir(ref);
   CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir));
@@ -159,14 +136,14 @@ Result<std::unique_ptr<ByteSink>> LocalStore::CreateStream(const CheckpointRef& 
 }
 
 Status LocalStore::Commit(const CheckpointRef& ref, const std::string& manifest_json) {
-  CEDANA_RETURN_IF_ERROR(CheckRef(ref));
+  CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
   std::string dir = CheckpointDir(ref);
   CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir));
   return fs::WriteFileAtomic(dir + "/" + kManifestName, manifest_json, 0644);
 }
 
 Status LocalStore::Delete(const CheckpointRef& ref) {
-  CEDANA_RETURN_IF_ERROR(CheckRef(ref));
+  CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
   // The manifest goes first: a crash part-way leaves an uncommitted dir, never a committed
   // checkpoint with missing streams.
   std::string dir = CheckpointDir(ref);
@@ -180,7 +157,7 @@ Status LocalStore::Delete(const CheckpointRef& ref) {
 }
 
 Result<std::unique_ptr<ByteSource>> LocalStore::OpenStream(const CheckpointRef& ref, int index) {
-  CEDANA_RETURN_IF_ERROR(CheckRef(ref));
+  CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
   std::string path = CheckpointDir(ref) + "/" + StreamName(index);
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd.valid()) return ErrnoStatus(errno, "opening " + path);
@@ -189,7 +166,7 @@ Result<std::unique_ptr<ByteSource>> LocalStore::OpenStream(const CheckpointRef& 
 }
 
 Result<std::string> LocalStore::ReadManifest(const CheckpointRef& ref) {
-  CEDANA_RETURN_IF_ERROR(CheckRef(ref));
+  CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
   auto data = fs::ReadFile(CheckpointDir(ref) + "/" + kManifestName);
   if (!data.has_value() && data.error().code() == Code::kNotFound) {
     return NotFoundError("checkpoint " + ref.Path() + " in " + root_ +

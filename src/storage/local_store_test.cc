@@ -43,12 +43,18 @@ TEST(OpenStoreTest, Locations) {
       {"", Code::kInvalidArgument},
       {"relative/dir", Code::kInvalidArgument},
       {"./dir", Code::kInvalidArgument},
-      {"s3://bucket/prefix", Code::kFailedPrecondition},
+      {"s3://bucket/prefix", Code::kOk},
+      {"s3://my-checkpoints-bucket", Code::kOk},
+      {"s3://B/prefix", Code::kInvalidArgument},
+      {"s3://", Code::kInvalidArgument},
       {"gs://bucket", Code::kInvalidArgument},
       {"/var/lib/cedana/checkpoints", Code::kOk},
   };
+  Config config;
+  config.s3_access_key_id = "AKID";
+  config.s3_secret_access_key = "SECRET";
   for (const auto& c : cases) {
-    auto store = OpenStore(c.location);
+    auto store = OpenStore(c.location, config);
     EXPECT_EQ(store.error().code(), c.want) << c.location << ": " << store.error().ToString();
     if (store.has_value()) {
       EXPECT_EQ((*store)->Describe(), c.location);
@@ -56,8 +62,15 @@ TEST(OpenStoreTest, Locations) {
   }
 }
 
+TEST(OpenStoreTest, S3WithoutCredentialsSaysWhatToSet) {
+  auto store = OpenStore("s3://bucket", Config{});
+  ASSERT_FALSE(store.has_value());
+  EXPECT_EQ(store.error().code(), Code::kInvalidArgument);
+  EXPECT_NE(store.error().message().find("AWS_ACCESS_KEY_ID"), std::string::npos);
+}
+
 TEST(OpenStoreTest, TrailingSlashIsDropped) {
-  auto store = OpenStore("/data/ckpt/");
+  auto store = OpenStore("/data/ckpt/", Config{});
   ASSERT_TRUE(store.has_value());
   EXPECT_EQ((*store)->Describe(), "/data/ckpt");
 }

@@ -4,15 +4,20 @@
 
 #include "storage/checkpoint_store.h"
 #include "storage/local_store.h"
+#include "storage/s3_client.h"
+#include "storage/s3_protocol.h"
+#include "storage/s3_store.h"
 
 namespace cedana::storage {
 
-Result<std::unique_ptr<CheckpointStore>> OpenStore(const std::string& location) {
+Result<std::unique_ptr<CheckpointStore>> OpenStore(const std::string& location,
+                                                    const Config& config) {
   if (location.empty()) return InvalidArgumentError("checkpoint dir is empty");
   if (location.rfind("s3://", 0) == 0) {
-    // TODO(#3): S3 storage (DESIGN.md §4) lands with the libcurl client.
-    return FailedPreconditionError("s3:// storage is not built yet; use a local or NFS path for " +
-                                   location);
+    CEDANA_ASSIGN_OR_RETURN(s3::Location where, s3::ParseLocation(location));
+    CEDANA_ASSIGN_OR_RETURN(auto client, s3::Client::Create(s3::Settings::FromConfig(config),
+                                                            where.bucket));
+    return std::unique_ptr<CheckpointStore>(std::make_unique<S3Store>(where, std::move(client)));
   }
   if (location.find("://") != std::string::npos) {
     return InvalidArgumentError("checkpoint dir " + location +

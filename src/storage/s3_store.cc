@@ -1,0 +1,270 @@
+#include "storage/s3_store.h"
+
+#include <algorithm>
+#include <future>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "common/log.h"
+
+namespace cedana::storage {
+namespace {
+
+// S3 allows at most 10000 parts per upload.
+constexpr int kMaxParts = 10000;
+
+// Buffers one part while the previous one uploads: compression never waits for the network
+// unless the network is the slower of the two.
+class S3Sink : public ByteSink {
+ public:
+  S3Sink(std::shared_ptr<s3::Client> client, std::string key)
+      : client_(std::move(client)), key_(std::move(key)), part_size_(client_->settings().part_size) {
+    buffer_.reserve(part_size_);
+  }
+
+  ~S3Sink() override {
+    if (in_flight_.valid()) in_flight_.wait();
+    if (!upload_id_.empty() && !completed_) Abort();
+  }
+
+  Status Write(const void* data, size_t size) override {
+    if (!status_.ok()) return status_;
+    if (closed_) return status_ = FailedPreconditionError("writing " + key_ + " after Close");
+    const char* p = static_cast<const char*>(data);
+    while (size > 0) {
+      size_t n = std::min(size, part_size_ - buffer_.size());
+      buffer_.append(p, n);
+      p += n;
+      size -= n;
+      if (buffer_.size() == part_size_) {
+        if (Status s = SendPart(); !s.ok()) return Fail(std::move(s));
+      }
+    }
+    return OkStatus();
+  }
+
+  Status Close() override {
+    if (!status_.ok()) return status_;
+    if (closed_) return OkStatus();
+    closed_ = true;
+    if (upload_id_.empty()) {  // small stream: one PUT
+      if (Status s = client_->PutObject(key_, buffer_); !s.ok()) return Fail(std::move(s));
+      buffer_ = std::string();
+      return OkStatus();
+    }
+    if (!buffer_.empty()) {
+      if (Status s = SendPart(); !s.ok()) return Fail(std::move(s));
+    }
+    if (Status s = CollectPart(); !s.ok()) return Fail(std::move(s));
+    if (Status s = client_->CompleteMultipartUpload(key_, upload_id_, etags_); !s.ok())
+      return Fail(std::move(s));
+    completed_ = true;
+    return OkStatus();
+  }
+
+ private:
+  // Waits for the part in flight and keeps its ETag.
+  Status CollectPart() {
+    if (!in_flight_.valid()) return OkStatus();
+    Result<std::string> etag = in_flight_.get();
+    if (!etag.has_value()) return etag.error();
+    etags_.push_back(std::move(etag).value());
+    return OkStatus();
+  }
+
+  // Hands the full buffer to the uploader (after the previous part finished).
+  Status SendPart() {
+    if (upload_id_.empty()) {
+      CEDANA_ASSIGN_OR_RETURN(upload_id_, client_->CreateMultipartUpload(key_));
+    }
+    CEDANA_RETURN_IF_ERROR(CollectPart());
+    int number = static_cast<int>(etags_.size()) + 1;
+    if (number > kMaxParts) {
+      return FailedPreconditionError(fmt::format(
+          "stream {} needs more than {} parts of {} MiB; raise s3.part_size_mib", key_, kMaxParts,
+          part_size_ >> 20));
+    }
+    in_flight_ = std::async(std::launch::async,
+                            [client = client_, key = key_, id = upload_id_, number,
+                             part = std::move(buffer_)]() -> Result<std::string> {
+                              return client->UploadPart(key, id, number, part);
+                            });
+    buffer_ = std::string();
+    buffer_.reserve(part_size_);
+    return OkStatus();
+  }
+
+  Status Fail(Status s) {
+    status_ = s.WithContext("uploading " + key_);
+    if (in_flight_.valid()) in_flight_.wait();
+    Abort();
+    return status_;
+  }
+
+  // Incomplete multipart uploads hold storage until aborted.
+  void Abort() {
+    if (upload_id_.empty() || completed_) return;
+    if (Status s = client_->AbortMultipartUpload(key_, upload_id_); !s.ok())
+      log::Warn("s3: could not abort the upload of {}: {}", key_, s.ToString());
+    upload_id_.clear();
+  }
+
+  const std::shared_ptr<s3::Client> client_;
+  const std::string key_;
+  const size_t part_size_;
+  std::string buffer_;
+  std::string upload_id_;
+  std::vector<std::string> etags_;
+  std::future<Result<std::string>> in_flight_;
+  bool closed_ = false;
+  bool completed_ = false;
+  Status status_;
+};
+
+// Reads ranged GETs of part_size, fetching the next range while the current one is consumed.
+// Every range must come from the object version HEAD saw (If-Match on its ETag).
+class S3Source : public ByteSource {
+ public:
+  S3Source(std::shared_ptr<s3::Client> client, std::string key, s3::ObjectInfo info)
+      : client_(std::move(client)), key_(std::move(key)), info_(std::move(info)),
+        chunk_(client_->settings().part_size) {}
+
+  ~S3Source() override {
+    if (next_.valid()) next_.wait();
+  }
+
+  Result<size_t> Read(void* data, size_t size) override {
+    if (!status_.ok()) return status_;
+    if (pos_ == current_.size()) {
+      if (!next_.valid()) Fetch();
+      if (!next_.valid()) return size_t{0};  // end of the object
+      Result<std::string> got = next_.get();
+      if (!got.has_value()) return status_ = got.error();
+      current_ = std::move(got).value();
+      pos_ = 0;
+      Fetch();
+    }
+    size_t n = std::min(size, current_.size() - pos_);
+    std::copy_n(current_.data() + pos_, n, static_cast<char*>(data));
+    pos_ += n;
+    return n;
+  }
+
+ private:
+  void Fetch() {
+    if (offset_ >= info_.size) return;
+    size_t length = static_cast<size_t>(std::min<uint64_t>(chunk_, info_.size - offset_));
+    next_ = std::async(std::launch::async,
+                       [client = client_, key = key_, etag = info_.etag, offset = offset_,
+                        length]() -> Result<std::string> {
+                         std::string out;
+                         CEDANA_RETURN_IF_ERROR(client->GetRange(key, etag, offset, length, &out));
+                         return out;
+                       });
+    offset_ += length;
+  }
+
+  const std::shared_ptr<s3::Client> client_;
+  const std::string key_;
+  const s3::ObjectInfo info_;
+  const size_t chunk_;
+  uint64_t offset_ = 0;
+  std::string current_;
+  size_t pos_ = 0;
+  std::future<Result<std::string>> next_;
+  Status status_;
+};
+
+// "<owner>/<label>/<id>/manifest.json" relative to the prefix -> ref; nullopt for other keys.
+std::optional<CheckpointRef> RefOfManifestKey(std::string_view rel) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (;;) {
+    size_t slash = rel.find('/', start);
+    parts.emplace_back(rel.substr(start, slash - start));
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  if (parts.size() != 4 || parts[3] != kManifestName) return std::nullopt;
+  CheckpointRef ref{parts[0], parts[1], parts[2]};
+  if (!ValidateRef(ref).ok()) return std::nullopt;
+  return ref;
+}
+
+}  // namespace
+
+S3Store::S3Store(s3::Location location, std::shared_ptr<s3::Client> client)
+    : location_(std::move(location)), client_(std::move(client)) {}
+
+std::string S3Store::KeyOf(const CheckpointRef& ref, const std::string& name) const {
+  return location_.Key(ref.Path() + "/" + name);
+}
+
+Status S3Store::CheckWritable() {
+  std::string probe = location_.Key(".cedana-write-test");
+  CEDANA_RETURN_IF_ERROR(client_->PutObject(probe, "x"))
+      << "checkpoint dir " << Describe() << " is not writable";
+  CEDANA_RETURN_IF_ERROR(client_->DeleteObject(probe))
+      << "checkpoint dir " << Describe() << ": cannot delete objects";
+  return OkStatus();
+}
+
+Result<std::unique_ptr<ByteSink>> S3Store::CreateStream(const CheckpointRef& ref, int index) {
+  CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
+  if (index < 0) return InvalidArgumentError("negative stream index " + std::to_string(index));
+  return std::unique_ptr<ByteSink>(std::make_unique<S3Sink>(client_, KeyOf(ref, StreamName(index))));
+}
+
+Status S3Store::Commit(const CheckpointRef& ref, const std::string& manifest_json) {
+  CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
+  return client_->PutObject(KeyOf(ref, kManifestName), manifest_json);
+}
+
+Status S3Store::Delete(const CheckpointRef& ref) {
+  CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
+  CEDANA_RETURN_IF_ERROR(client_->DeleteObject(KeyOf(ref, kManifestName)));
+  CEDANA_ASSIGN_OR_RETURN(auto keys, client_->ListKeys(location_.Key(ref.Path() + "/")));
+  for (const std::string& key : keys) CEDANA_RETURN_IF_ERROR(client_->DeleteObject(key));
+  return OkStatus();
+}
+
+Result<std::unique_ptr<ByteSource>> S3Store::OpenStream(const CheckpointRef& ref, int index) {
+  CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
+  std::string key = KeyOf(ref, StreamName(index));
+  CEDANA_ASSIGN_OR_RETURN(s3::ObjectInfo info, client_->HeadObject(key));
+  return std::unique_ptr<ByteSource>(std::make_unique<S3Source>(client_, std::move(key), info));
+}
+
+Result<std::string> S3Store::ReadManifest(const CheckpointRef& ref) {
+  CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
+  Result<std::string> data = client_->GetObject(KeyOf(ref, kManifestName));
+  if (!data.has_value() && data.error().code() == Code::kNotFound) {
+    return NotFoundError("checkpoint " + ref.Path() + " in " + Describe() +
+                         " is not committed (no manifest.json)");
+  }
+  return data;
+}
+
+Result<std::vector<CheckpointRef>> S3Store::List(const std::optional<std::string>& owner,
+                                                 const std::optional<std::string>& label) {
+  std::string rel;
+  if (owner.has_value()) {
+    CEDANA_RETURN_IF_ERROR(ValidateComponent("owner", *owner));
+    rel = *owner + "/";
+    if (label.has_value()) {
+      CEDANA_RETURN_IF_ERROR(ValidateComponent("label", *label));
+      rel += *label + "/";
+    }
+  }
+  std::string base = location_.Key("");  // "<prefix>/" or ""
+  CEDANA_ASSIGN_OR_RETURN(auto keys, client_->ListKeys(base + rel));
+  std::vector<CheckpointRef> refs;
+  for (const std::string& key : keys) {
+    auto ref = RefOfManifestKey(std::string_view(key).substr(base.size()));
+    if (ref.has_value() && (!label.has_value() || ref->label == *label)) refs.push_back(*ref);
+  }
+  return refs;
+}
+
+}  // namespace cedana::storage

@@ -1,0 +1,45 @@
+// S3Store: a CheckpointStore in an S3 bucket (AWS or any S3-compatible store), same layout as
+// the local store under the location's prefix: <prefix>/<owner>/<label>/<id>/{manifest.json,
+// stream-N}. Streams are multipart uploads fed part by part while the next part is being
+// filled, and are read back with ranged GETs, one range ahead. manifest.json is a single PUT
+// after every stream completed: a checkpoint whose upload failed has no manifest, is never
+// listed and never restored; its parts are aborted and its objects deleted by the caller.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "storage/checkpoint_store.h"
+#include "storage/s3_client.h"
+#include "storage/s3_protocol.h"
+
+namespace cedana::storage {
+
+class S3Store : public CheckpointStore {
+ public:
+  S3Store(s3::Location location, std::shared_ptr<s3::Client> client);
+
+  std::string Describe() const override { return location_.Describe(); }
+  // Writes and deletes a probe object: proves bucket, credentials and permissions at once.
+  Status CheckWritable() override;
+
+  Result<std::unique_ptr<ByteSink>> CreateStream(const CheckpointRef& ref, int index) override;
+  Status Commit(const CheckpointRef& ref, const std::string& manifest_json) override;
+  // The manifest first (so a crash part-way leaves an uncommitted checkpoint), then the rest.
+  Status Delete(const CheckpointRef& ref) override;
+
+  Result<std::unique_ptr<ByteSource>> OpenStream(const CheckpointRef& ref, int index) override;
+  Result<std::string> ReadManifest(const CheckpointRef& ref) override;
+  Result<std::vector<CheckpointRef>> List(const std::optional<std::string>& owner,
+                                          const std::optional<std::string>& label) override;
+
+ private:
+  std::string KeyOf(const CheckpointRef& ref, const std::string& name) const;
+
+  const s3::Location location_;
+  const std::shared_ptr<s3::Client> client_;
+};
+
+}  // namespace cedana::storage
