@@ -29,6 +29,8 @@ PACKAGES=(
   # CRIU build dependencies (PLATFORM.md)
   libbsd-dev libcap-dev libgnutls28-dev libnet1-dev libnftables-dev libnl-3-dev
   libprotobuf-c-dev protobuf-c-compiler uuid-dev python3-protobuf pkgconf
+  # the S3-protocol test server (radosgw on loopback, tests/s3/rgw.sh) and its client
+  radosgw ceph-mon ceph-osd ceph-common curl
   # SLURM and munge for the local cluster
   slurm-wlm slurmctld slurmd slurm-client munge libslurm-dev libpmi2-0-dev
 )

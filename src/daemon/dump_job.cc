@@ -124,7 +124,7 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   if (streams < 1 || streams > 64)
     return InvalidArgumentError(fmt::format("streams must be between 1 and 64, got {}", streams));
   CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(options.dir));
-  CEDANA_RETURN_IF_ERROR(store->CheckWritable()) << "checkpoint dir " << store->Describe();
+  CEDANA_RETURN_IF_ERROR(store->CheckWritable());  // its message names the checkpoint dir
 
   image::Manifest m;
   m.id = NewCheckpointId();

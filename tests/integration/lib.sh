@@ -20,7 +20,8 @@ CLEANUPS=()
 export CEDANA_CONFIG=$T/config.json
 export CEDANA_DAEMON_SOCKET=$T/cedana.sock
 export CEDANA_DAEMON_STATE_DIR=$T/state
-export CEDANA_CHECKPOINT_DIR=$T/checkpoints
+# tests/s3/with_rgw.sh points the same suites at an S3 bucket.
+export CEDANA_CHECKPOINT_DIR=${CEDANA_TEST_CHECKPOINT_DIR:-$T/checkpoints}
 export CEDANA_CHECKPOINT_WORK_DIR=$T/work
 export CEDANA_DAEMON_LOG_FILE=$T/daemon.log
 export CEDANA_CLUSTER_KEY_FILE=$T/cluster.key
@@ -34,8 +35,9 @@ check() { # check "description" command...
   if "$@"; then pass "$what"; else fail "$what"; fi
 }
 
+# start_daemon [VAR=VALUE...]: starts this test's daemon, with these variables set for it.
 start_daemon() {
-  "$CEDANA" daemon start >>"$T/daemon.out" 2>&1 &
+  env "$@" "$CEDANA" daemon start >>"$T/daemon.out" 2>&1 &
   DAEMON_PID=$!
   for _ in $(seq 100); do
     "$CEDANA" daemon status >/dev/null 2>&1 && return 0

@@ -1,0 +1,104 @@
+#!/bin/bash
+# What only S3 storage has: both addressing styles, refused credentials, a missing bucket, the
+# server going away in the middle of an upload, and stream objects deleted or altered in the
+# bucket. Run through with_rgw.sh, which starts radosgw and sets the AWS variables.
+source "$(dirname "$0")/../integration/lib.sh"
+source "$(dirname "$0")/rgw.sh"
+: "${RGW_ENDPOINT:?run this through tests/s3/with_rgw.sh}"
+BUCKET=cedana-test
+PREFIX=${CEDANA_TEST_CHECKPOINT_DIR#s3://$BUCKET/}
+export COUNTER_SLEEP=0.1
+start_daemon || exit 1
+
+engine_state() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
+running_and_counting() { # ID FILE
+  local n; n=$(last_number "$2" "Counter: ")
+  is_status "$1" running && [ "$(engine_state "$(wl_field "$1" pid)")" != T ] &&
+    wait_for 5 at_least "$2" "Counter: " $((n + 2))
+}
+expect_error() { # description expected-substring command...
+  local what=$1 want=$2; shift 2
+  local out; out=$("$@" 2>&1) && { fail "$what: succeeded: $out"; return; }
+  if grep -qF -- "$want" <<<"$out"; then pass "$what"; else fail "$what: got: $out"; fi
+}
+restart_daemon() { stop_daemon; start_daemon "$@"; }
+has_manifest() { s3_list "$BUCKET" "$PREFIX/$1/" | grep -q "/manifest.json$"; }
+uploads_in_progress() { s3_request GET "/$BUCKET?uploads=" 2>/dev/null | grep -q "<UploadId>"; }
+good_count() { "$CEDANA" checkpoints --label "$1" | grep -c " good" || true; }
+
+w=$("$CEDANA" run --label s3 --output "$T/w.out" -- "$WORKLOADS/counter.sh" 2>/dev/null)
+wait_for 20 at_least "$T/w.out" "Counter: " 3
+
+# Virtual-host addressing: the bucket in the host name (radosgw's dns name is localhost, and
+# curl resolves *.localhost to loopback).
+restart_daemon AWS_ENDPOINT_URL="${RGW_ENDPOINT/127.0.0.1/localhost}" CEDANA_S3_ADDRESSING=virtual
+ck=$(dump_id "$w" --leave-running --label vhost)
+check "virtual-host style: dump" test -n "$ck"
+check "virtual-host style: the objects are in the bucket" has_manifest "root/vhost/$ck"
+check "virtual-host style: listed" bash -c "'$CEDANA' checkpoints --label vhost | grep -q '$ck'"
+"$CEDANA" checkpoints delete "$ck" >/dev/null
+
+# Refused credentials: a clear error naming the bucket and S3's reason; nothing lost.
+restart_daemon AWS_SECRET_ACCESS_KEY=not-the-secret
+expect_error "wrong secret: names the bucket" "bucket $BUCKET" "$CEDANA" dump "$w" --leave-running
+expect_error "wrong secret: says why" "SignatureDoesNotMatch" "$CEDANA" dump "$w"
+check "wrong secret: workload still running and counting" running_and_counting "$w" "$T/w.out"
+restart_daemon
+
+expect_error "missing bucket: named as missing" "bucket no-such-bucket at $RGW_ENDPOINT does not exist" \
+  "$CEDANA" dump "$w" --dir s3://no-such-bucket/x
+check "missing bucket: workload still running and counting" running_and_counting "$w" "$T/w.out"
+expect_error "malformed bucket name: says what is valid" "3 to 63 characters" \
+  "$CEDANA" dump "$w" --dir s3://No_Such
+"$CEDANA" kill "$w" >/dev/null
+
+# The server stops in the middle of an upload: the dump fails, the workload is thawed and
+# goes on, no checkpoint is listed; once the server is back, the same dump works.
+m=$("$CEDANA" run --label midway --output "$T/m.out" -- "$MEMSTATE" 512 "$T/m.flag" 0 2>/dev/null)
+wait_for 120 bash -c "grep -q ready '$T/m.out'" || fail "memstate never got ready"
+"$CEDANA" dump "$m" --streams 4 --compression none >"$T/midway.out" 2>&1 &
+dumper=$!
+# Wait for the first parts to arrive, then take the server away.
+wait_for 60 uploads_in_progress
+rgw_stop_gateway
+wait "$dumper"
+check "server gone mid-upload: the dump fails" test $? -ne 0
+check "server gone mid-upload: the error says why" grep -q "S3" "$T/midway.out"
+check "server gone mid-upload: workload running again" is_status "$m" running
+check "server gone mid-upload: workload not left frozen" test "$(engine_state "$(wl_field "$m" pid)")" != T
+rgw_start_gateway || fail "radosgw did not come back"
+check "server gone mid-upload: no checkpoint listed" test "$(good_count midway)" = 0
+ck=$(dump_id "$m" --streams 4 --compression zstd)
+check "server back: the dump works" test -n "$ck"
+r=$(restore_id "$ck")
+check "server back: restore" test -n "$r"
+touch "$T/m.flag"
+check "server back: restored state checksum matches" wait_for 120 is_status "$r" exited
+check "server back: exit 0" test "$(wl_field "$r" exit_code)" = 0
+"$CEDANA" checkpoints delete "$ck" >/dev/null
+
+# Stream objects altered or deleted in the bucket: restore refuses them and falls back to the
+# previous good checkpoint of the label.
+w=$("$CEDANA" run --label tamper --output "$T/t.out" -- "$WORKLOADS/counter.sh" 2>/dev/null)
+wait_for 20 at_least "$T/t.out" "Counter: " 3
+cks=()
+for i in 1 2 3; do cks+=("$(dump_id "$w" --leave-running --streams 2)"); sleep 1.1; done
+"$CEDANA" kill "$w" >/dev/null
+key() { echo "$BUCKET/$PREFIX/root/tamper/$1/stream-$2"; }
+head -c 4096 /dev/urandom >"$T/garbage"
+s3_put_file "$(key "${cks[2]}" 1)" "$T/garbage" >/dev/null
+out=$("$CEDANA" restore --label tamper 2>&1)
+check "altered stream: newest refused, the previous one restored" grep -q "restored checkpoint ${cks[1]}" <<<"$out"
+check "altered stream: says which it skipped" grep -q "skipped checkpoint ${cks[2]}" <<<"$out"
+r=$(grep -o 'workload wl-[0-9a-f]*' <<<"$out" | awk '{print $2}')
+[ -n "$r" ] && "$CEDANA" kill "$r" >/dev/null
+s3_delete "$(key "${cks[1]}" 0)" >/dev/null
+out=$("$CEDANA" restore --label tamper 2>&1)
+check "deleted stream: falls back to the oldest" grep -q "restored checkpoint ${cks[0]}" <<<"$out"
+check "deleted stream: both skipped" bash -c "grep -q 'skipped checkpoint ${cks[1]}' <<<'$out'"
+r=$(grep -o 'workload wl-[0-9a-f]*' <<<"$out" | awk '{print $2}')
+[ -n "$r" ] && "$CEDANA" kill "$r" >/dev/null
+expect_error "altered stream: restoring it by id says why" "checksum" "$CEDANA" restore "${cks[2]}"
+check "no stray workload after the refused restores" \
+  bash -c "[ \$('$CEDANA' ps --json | python3 -c 'import json,sys; print(sum(w[\"status\"] == \"running\" for w in json.load(sys.stdin)))') = 0 ]"
+finish
