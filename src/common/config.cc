@@ -90,6 +90,17 @@ KeySpec BoolKey(std::string key, std::string env, bool Config::*field, std::stri
 bool IsCheckpointDir(const std::string& v) {
   return (!v.empty() && v[0] == '/') || (v.rfind("s3://", 0) == 0 && v.size() > 5);
 }
+bool IsHostPort(const std::string& v) {
+  size_t colon = v.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == v.size()) return false;
+  for (size_t i = colon + 1; i < v.size(); ++i)
+    if (v[i] < '0' || v[i] > '9') return false;
+  return v.size() - colon - 1 <= 5;
+}
+bool IsDatabaseUrl(const std::string& v) {
+  return v == "sqlite::memory:" || v.rfind("sqlite:///", 0) == 0 || v.rfind("postgresql://", 0) == 0 ||
+         v.rfind("postgres://", 0) == 0;
+}
 bool IsAbsolute(const std::string& v) { return !v.empty() && v[0] == '/'; }
 bool IsAbsoluteOrEmpty(const std::string& v) { return v.empty() || v[0] == '/'; }
 bool IsUrlOrEmpty(const std::string& v) {
@@ -145,6 +156,21 @@ const std::vector<KeySpec>& Specs() {
     s.push_back(EnumKey("criu.no_breakpoints", "CEDANA_CRIU_NO_BREAKPOINTS",
                         &Config::criu_no_breakpoints, {"auto", "on", "off"},
                         "CRIU's no-hardware-breakpoint fallback: auto probes at daemon start."));
+    s.push_back(StringKey("daemon.node_name", "CEDANA_NODE_NAME", &Config::node_name,
+                          "empty or a node name", "This node's name towards the controller; empty means the host name."));
+    s.push_back(StringKey("controller.listen", "CEDANA_CONTROLLER_LISTEN", &Config::controller_listen,
+                          "host:port", "Address of the controller's HTTP server (API, web UI, installer).",
+                          IsHostPort));
+    s.push_back(StringKey("controller.web_dir", "CEDANA_CONTROLLER_WEB_DIR", &Config::controller_web_dir,
+                          "an absolute path", "Files of the web UI the controller serves.", IsAbsolute));
+    s.push_back(StringKey("controller.bundle_dir", "CEDANA_CONTROLLER_BUNDLE_DIR",
+                          &Config::controller_bundle_dir, "an absolute path",
+                          "Node bundles (<version>.tar.gz) the installer hands out.", IsAbsolute));
+    s.push_back(StringKey("db.url", "CEDANA_DB_URL", &Config::db_url,
+                          "sqlite:///path, sqlite::memory: or postgresql://user:password@host:port/db",
+                          "The controller's catalog database: SQLite by default, PostgreSQL for large sites.",
+                          IsDatabaseUrl));
+    s.back().secret = true;  // a PostgreSQL URI may carry a password
     s.push_back(StringKey("s3.access_key_id", "AWS_ACCESS_KEY_ID", &Config::s3_access_key_id,
                           "any string", "Access key id for s3:// checkpoint dirs."));
     s.push_back(StringKey("s3.secret_access_key", "AWS_SECRET_ACCESS_KEY",

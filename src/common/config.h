@@ -47,6 +47,16 @@ struct Config {
   // criu.no_breakpoints (CEDANA_CRIU_NO_BREAKPOINTS): auto|on|off. auto probes whether hardware
   // breakpoints work and, where they do not, runs CRIU with its no-breakpoint fallback.
   std::string criu_no_breakpoints = "auto";
+  // daemon.node_name (CEDANA_NODE_NAME): this node's name towards the controller; "" = host name.
+  std::string node_name;
+  // controller.listen (CEDANA_CONTROLLER_LISTEN): host:port of the controller's HTTP server.
+  std::string controller_listen = "0.0.0.0:8080";
+  // controller.web_dir (CEDANA_CONTROLLER_WEB_DIR): the web UI's files.
+  std::string controller_web_dir = "/usr/local/share/cedana/web";
+  // controller.bundle_dir (CEDANA_CONTROLLER_BUNDLE_DIR): <version>.tar.gz node bundles.
+  std::string controller_bundle_dir = "/usr/local/share/cedana/bundles";
+  // db.url (CEDANA_DB_URL): the controller's catalog database (SQLite file or PostgreSQL URI).
+  std::string db_url = "sqlite:///var/lib/cedana/catalog.db";
   // s3.*: credentials, endpoint and transfer settings of s3:// checkpoint dirs (docs/storage.md).
   // Each also reads the AWS SDKs' usual environment variables.
   std::string s3_access_key_id;

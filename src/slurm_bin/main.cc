@@ -8,8 +8,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/config.h"
 #include "common/version.h"
+#include "controller/controller.h"
 #include "slurm_bin/attach.h"
+#include "slurm_bin/controller_commands.h"
 
 int main(int argc, char** argv) {
   try {
@@ -26,6 +29,19 @@ int main(int argc, char** argv) {
     attach->add_option("command", cmd, "Command and arguments")->required()->expected(-1);
     int code = 0;
     attach->callback([&] { code = cedana::slurm_bin::RunAttach(cmd); });
+    auto* daemon = app.add_subcommand("daemon", "The controller: catalog, policies, REST API, web UI, installer");
+    std::string action = "start";
+    daemon->add_option("action", action, "start (foreground, the default), status or stop")
+        ->check(CLI::IsMember({"start", "status", "stop"}));
+    daemon->callback([&] { code = cedana::slurm_bin::ControllerCommand(action); });
+    auto* token = app.add_subcommand("token", "API tokens of the controller");
+    auto* create = token->add_subcommand("create", "Create a token (printed once, stored hashed)");
+    std::string user;
+    bool admin = false;
+    create->add_option("--user", user, "The user the token acts as")->required();
+    create->add_flag("--admin", admin, "The token sees and changes everything");
+    create->callback([&] { code = cedana::slurm_bin::CreateToken(user, admin); });
+    token->require_subcommand(1);
     app.add_subcommand("version", "Print the version")->callback([] {
       std::printf("cedana-slurm %s\n", cedana::kVersion);
     });

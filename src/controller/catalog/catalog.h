@@ -1,0 +1,167 @@
+// Catalog: what the controller knows, in its database: API tokens (hashed), node daemons, SLURM
+// jobs (from libslurm, plus which of them a node daemon manages), the checkpoint index (a cache
+// of the checkpoint storage, which stays the source of truth), policies and operations (dumps
+// and restores the controller asked node daemons for). Typed queries over Database; the same
+// SQL runs on SQLite and PostgreSQL. Thread-safe (Database is).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/result.h"
+#include "controller/catalog/database.h"
+
+namespace cedana::controller {
+
+int64_t NowMs();
+
+struct TokenRecord {
+  int64_t id = 0;
+  std::string user;
+  bool admin = false;
+  int64_t created_ms = 0;
+};
+
+struct NodeRecord {
+  std::string name;
+  std::string version;
+  int64_t last_seen_ms = 0;
+};
+
+struct JobRecord {
+  int64_t job_id = 0;
+  std::string name, user, partition, node, state;
+  int64_t start_time = 0;
+  // From the node daemon that manages the job's workload (CEDANA_ENABLE=1 jobs).
+  bool enabled = false;
+  std::string label;
+  std::string agent_node;
+};
+
+// A node daemon's report of one managed SLURM job.
+struct ManagedJob {
+  int64_t job_id = 0;
+  std::string label, user, status;
+};
+
+struct CheckpointRecord {
+  std::string id, owner, label;
+  std::optional<int64_t> job_id;
+  std::string node;
+  int64_t created_ms = 0;
+  int64_t size = 0;
+  int64_t image_size = 0;
+  std::string codec;
+  int64_t streams = 1;
+  std::string state;  // good | unverified
+  std::string location;
+  std::optional<int64_t> policy_id;
+  std::string manifest;  // the manifest JSON
+};
+
+struct CheckpointFilter {
+  std::optional<std::string> owner, label;
+  std::optional<int64_t> job_id;
+};
+
+struct PolicySelector {
+  std::optional<int64_t> job_id;
+  std::string name_pattern, user, partition, label;  // "" = any
+};
+
+struct PolicyRecord {
+  int64_t id = 0;
+  std::string name;
+  int64_t interval_seconds = 0;
+  bool enabled = true;
+  PolicySelector selector;
+  std::optional<int64_t> max_checkpoints;
+  std::string owner;
+  int64_t created_ms = 0;
+  std::optional<int64_t> last_run_ms;
+};
+
+struct OperationRecord {
+  int64_t id = 0;
+  std::string kind;  // dump | restore
+  std::optional<int64_t> job_id;
+  std::optional<std::string> checkpoint_id;
+  std::string node;
+  std::optional<int64_t> policy_id;
+  std::string owner;
+  std::string state;  // queued | running | done | failed
+  std::string phase;
+  int64_t done_bytes = 0, total_bytes = 0;
+  std::optional<std::string> error;
+  int64_t created_ms = 0;
+  std::optional<int64_t> finished_ms;
+};
+
+class Catalog {
+ public:
+  // Takes a migrated database.
+  explicit Catalog(std::unique_ptr<Database> db);
+  Database& db() { return *db_; }
+
+  // Tokens. CreateToken returns the id and the token text, which is stored only hashed.
+  Result<std::pair<int64_t, std::string>> CreateToken(const std::string& user, bool admin);
+  // kNotFound for an unknown token.
+  Result<TokenRecord> FindToken(const std::string& token);
+  Result<std::vector<TokenRecord>> ListTokens();
+  Status DeleteToken(int64_t id);  // kNotFound
+
+  Status TouchNode(const std::string& name, const std::string& version);
+  Result<std::vector<NodeRecord>> ListNodes();
+
+  // Replaces the job table with what libslurm reported now.
+  Status SyncJobs(const std::vector<JobRecord>& jobs);
+  // Replaces what node `agent_node` manages.
+  Status SyncManagedJobs(const std::string& agent_node, const std::vector<ManagedJob>& jobs);
+  Result<std::vector<JobRecord>> ListJobs(const std::optional<std::string>& user);
+  Result<JobRecord> GetJob(int64_t job_id);  // kNotFound
+
+  // Replaces the index with the checkpoints found in storage (keeps policy_id of known ones).
+  Status SyncCheckpoints(const std::vector<CheckpointRecord>& found);
+  Status UpsertCheckpoint(const CheckpointRecord& c);
+  Result<std::vector<CheckpointRecord>> ListCheckpoints(const CheckpointFilter& filter);
+  Result<CheckpointRecord> GetCheckpoint(const std::string& id);  // kNotFound
+  Status DeleteCheckpoint(const std::string& id);
+  Status SetCheckpointPolicy(const std::string& id, int64_t policy_id);
+
+  Result<PolicyRecord> CreatePolicy(const PolicyRecord& p);  // kAlreadyExists for a taken name
+  Status UpdatePolicy(const PolicyRecord& p);                 // kNotFound, kAlreadyExists
+  Status DeletePolicy(int64_t id);                            // kNotFound
+  Result<PolicyRecord> GetPolicy(int64_t id);                 // kNotFound
+  Result<std::vector<PolicyRecord>> ListPolicies(const std::optional<std::string>& owner);
+  Status SetPolicyLastRun(int64_t id, int64_t ms);
+
+  Result<OperationRecord> CreateOperation(const OperationRecord& op);
+  // Marks node's queued operations running and returns them.
+  Result<std::vector<OperationRecord>> ClaimOperations(const std::string& node);
+  Status UpdateOperation(const OperationRecord& op);
+  Result<OperationRecord> GetOperation(int64_t id);  // kNotFound
+  Result<std::vector<OperationRecord>> ListOperations(const std::optional<std::string>& owner,
+                                                      const std::optional<std::string>& state,
+                                                      int limit);
+  // The newest operation of kind dump for this job, optionally only from one policy.
+  Result<std::optional<OperationRecord>> LastDump(int64_t job_id, std::optional<int64_t> policy_id);
+  // Operations queued or running for longer than `stale_ms` become failed (their node is gone).
+  Status FailStaleOperations(int64_t stale_ms);
+
+ private:
+  // A strictly increasing millisecond stamp: a sync deletes the rows older than its stamp, so
+  // two syncs within one millisecond must still get different stamps.
+  int64_t NextStamp();
+
+  std::unique_ptr<Database> db_;
+  std::atomic<int64_t> last_stamp_{0};
+};
+
+std::string SelectorToJson(const PolicySelector& s);
+Result<PolicySelector> SelectorFromJson(const std::string& json);
+
+}  // namespace cedana::controller

@@ -1,0 +1,138 @@
+#include "controller/catalog/catalog.h"
+
+#include <gtest/gtest.h>
+
+namespace cedana::controller {
+namespace {
+
+std::unique_ptr<Catalog> MemoryCatalog() {
+  auto db = OpenDatabase("sqlite::memory:");
+  EXPECT_TRUE(db.has_value()) << db.error().ToString();
+  EXPECT_TRUE(Migrate(**db).ok());
+  return std::make_unique<Catalog>(std::move(db).value());
+}
+
+TEST(CatalogTest, MigrationsRunOnceAndRefuseNewerSchemas) {
+  auto db = OpenDatabase("sqlite::memory:");
+  ASSERT_TRUE(db.has_value());
+  ASSERT_TRUE(Migrate(**db).ok());
+  ASSERT_TRUE(Migrate(**db).ok());  // again: nothing to do
+  auto rows = (*db)->Query("SELECT COUNT(*) FROM schema_migrations");
+  ASSERT_TRUE(rows.has_value());
+  EXPECT_EQ(rows->at(0).Int(0), LatestSchemaVersion());
+  ASSERT_TRUE((*db)->Exec("INSERT INTO schema_migrations VALUES (999, 0)").ok());
+  Status s = Migrate(**db);
+  EXPECT_EQ(s.code(), Code::kFailedPrecondition);
+  EXPECT_NE(s.message().find("newer"), std::string::npos);
+}
+
+TEST(CatalogTest, BadDatabaseUrlsSayWhatIsValid) {
+  auto db = OpenDatabase("mysql://x");
+  ASSERT_FALSE(db.has_value());
+  EXPECT_EQ(db.error().code(), Code::kInvalidArgument);
+  EXPECT_NE(db.error().message().find("postgresql://"), std::string::npos);
+}
+
+TEST(CatalogTest, TokensAreStoredHashed) {
+  auto c = MemoryCatalog();
+  auto t = c->CreateToken("alice", false);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->second.rfind("cdn_", 0), 0u);
+  auto rows = c->db().Query("SELECT hash FROM tokens");
+  ASSERT_TRUE(rows.has_value());
+  EXPECT_EQ(rows->at(0).Text(0).find(t->second), std::string::npos);
+  auto found = c->FindToken(t->second);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->user, "alice");
+  EXPECT_FALSE(found->admin);
+  EXPECT_EQ(c->FindToken("cdn_nope").error().code(), Code::kNotFound);
+  EXPECT_TRUE(c->DeleteToken(t->first).ok());
+  EXPECT_EQ(c->FindToken(t->second).error().code(), Code::kNotFound);
+  EXPECT_EQ(c->DeleteToken(t->first).code(), Code::kNotFound);
+}
+
+TEST(CatalogTest, PoliciesHaveUniqueNames) {
+  auto c = MemoryCatalog();
+  PolicyRecord p;
+  p.name = "hourly";
+  p.interval_seconds = 3600;
+  p.owner = "alice";
+  p.selector.label = "train";
+  auto created = c->CreatePolicy(p);
+  ASSERT_TRUE(created.has_value()) << created.error().ToString();
+  EXPECT_EQ(created->selector.label, "train");
+  EXPECT_EQ(c->CreatePolicy(p).error().code(), Code::kAlreadyExists);
+  created->interval_seconds = 60;
+  ASSERT_TRUE(c->UpdatePolicy(*created).ok());
+  EXPECT_EQ(c->GetPolicy(created->id)->interval_seconds, 60);
+  EXPECT_EQ(c->ListPolicies(std::string("bob"))->size(), 0u);
+  ASSERT_TRUE(c->DeletePolicy(created->id).ok());
+  EXPECT_EQ(c->GetPolicy(created->id).error().code(), Code::kNotFound);
+}
+
+TEST(CatalogTest, JobsJoinWhatNodeDaemonsManage) {
+  auto c = MemoryCatalog();
+  ASSERT_TRUE(c->SyncJobs({{7, "victim", "alice", "high", "compute-01", "RUNNING", 1}}).ok());
+  ASSERT_TRUE(c->SyncJobs({{7, "victim", "alice", "high", "compute-01", "RUNNING", 1},
+                           {8, "other", "bob", "low", "compute-01", "PENDING", 0}})
+                  .ok());
+  ASSERT_TRUE(c->SyncManagedJobs("node-a", {{7, "my-label", "alice", "running"}}).ok());
+  auto jobs = c->ListJobs(std::nullopt);
+  ASSERT_TRUE(jobs.has_value());
+  ASSERT_EQ(jobs->size(), 2u);
+  auto j7 = c->GetJob(7);
+  ASSERT_TRUE(j7.has_value());
+  EXPECT_TRUE(j7->enabled);
+  EXPECT_EQ(j7->label, "my-label");
+  EXPECT_EQ(j7->agent_node, "node-a");
+  EXPECT_FALSE(c->GetJob(8)->enabled);
+  EXPECT_EQ(c->ListJobs(std::string("bob"))->size(), 1u);
+  ASSERT_TRUE(c->SyncJobs({}).ok());  // jobs slurmctld forgot are gone
+  EXPECT_EQ(c->GetJob(7).error().code(), Code::kNotFound);
+}
+
+TEST(CatalogTest, OperationsAreClaimedOnce) {
+  auto c = MemoryCatalog();
+  OperationRecord op;
+  op.kind = "dump";
+  op.job_id = 7;
+  op.node = "node-a";
+  op.owner = "alice";
+  auto created = c->CreateOperation(op);
+  ASSERT_TRUE(created.has_value()) << created.error().ToString();
+  EXPECT_EQ(created->state, "queued");
+  EXPECT_EQ(c->ClaimOperations("node-b")->size(), 0u);
+  auto claimed = c->ClaimOperations("node-a");
+  ASSERT_EQ(claimed->size(), 1u);
+  EXPECT_EQ(claimed->at(0).state, "running");
+  EXPECT_EQ(c->ClaimOperations("node-a")->size(), 0u);
+  OperationRecord done = claimed->at(0);
+  done.state = "done";
+  done.checkpoint_id = "20261130-000000-aaaa";
+  ASSERT_TRUE(c->UpdateOperation(done).ok());
+  auto last = c->LastDump(7, std::nullopt);
+  ASSERT_TRUE(last.has_value() && last->has_value());
+  EXPECT_EQ((*last)->checkpoint_id.value_or(""), "20261130-000000-aaaa");
+  EXPECT_TRUE((*last)->finished_ms.has_value());
+}
+
+TEST(CatalogTest, CheckpointIndexFollowsStorage) {
+  auto c = MemoryCatalog();
+  CheckpointRecord a{"20261130-000001-aaaa", "alice", "l", 7, "n", 1000, 10, 20, "zstd", 1, "good", "/x", std::nullopt, "{}"};
+  CheckpointRecord b = a;
+  b.id = "20261130-000002-bbbb";
+  b.created_ms = 2000;
+  ASSERT_TRUE(c->SyncCheckpoints({a, b}).ok());
+  ASSERT_TRUE(c->SetCheckpointPolicy(a.id, 3).ok());
+  auto list = c->ListCheckpoints({});
+  ASSERT_EQ(list->size(), 2u);
+  EXPECT_EQ(list->at(0).id, b.id);  // newest first
+  ASSERT_TRUE(c->SyncCheckpoints({a}).ok());
+  list = c->ListCheckpoints({std::string("alice"), std::string("l"), 7});
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_EQ(list->at(0).policy_id.value_or(0), 3);  // kept across syncs
+  EXPECT_EQ(c->GetCheckpoint(b.id).error().code(), Code::kNotFound);
+}
+
+}  // namespace
+}  // namespace cedana::controller

@@ -1,0 +1,61 @@
+// Database: the catalog's SQL connection, SQLite (one file, the default) or PostgreSQL (large
+// sites). Statements use '?' placeholders whatever the driver; values travel as text, integers
+// or NULL. One connection per Database, serialized by a mutex: the catalog's load is a few
+// queries a second, far below what either engine does on one connection. Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "common/result.h"
+
+namespace cedana::controller {
+
+using SqlValue = std::variant<std::monostate, int64_t, std::string>;
+inline SqlValue SqlNull() { return std::monostate{}; }
+template <typename T>
+SqlValue SqlOptional(const std::optional<T>& v) {
+  return v.has_value() ? SqlValue(*v) : SqlNull();
+}
+
+// One result row; columns in SELECT order, NULL as nullopt.
+struct SqlRow {
+  std::vector<std::optional<std::string>> cells;
+  std::string Text(size_t i) const { return cells.at(i).value_or(""); }
+  int64_t Int(size_t i) const;
+  std::optional<int64_t> OptionalInt(size_t i) const;
+};
+
+class Database {
+ public:
+  virtual ~Database() = default;
+  // "sqlite" or "postgres".
+  virtual std::string Driver() const = 0;
+  // Runs one statement. kAlreadyExists for a unique-constraint violation, kUnavailable when the
+  // server cannot be reached, kInvalidArgument for SQL errors (our bug, with the statement).
+  virtual Result<std::vector<SqlRow>> Query(std::string_view sql,
+                                            const std::vector<SqlValue>& params = {}) = 0;
+  Status Exec(std::string_view sql, const std::vector<SqlValue>& params = {}) {
+    return Query(sql, params).error();
+  }
+  // Runs several statements (a migration) in one transaction.
+  virtual Status ExecScript(std::string_view sql) = 0;
+};
+
+// "sqlite:///var/lib/cedana/catalog.db", "sqlite::memory:", or a PostgreSQL URI
+// ("postgresql://user@host/db", "postgres://..."). kInvalidArgument for another scheme.
+Result<std::unique_ptr<Database>> OpenDatabase(const std::string& url);
+Result<std::unique_ptr<Database>> OpenSqlite(const std::string& path);
+Result<std::unique_ptr<Database>> OpenPostgres(const std::string& conninfo);
+
+// Brings the schema to the newest version; versions already applied are skipped. Forward only.
+Status Migrate(Database& db);
+// The newest schema version this build knows.
+int LatestSchemaVersion();
+
+}  // namespace cedana::controller

@@ -1,0 +1,210 @@
+#include "controller/controller.h"
+
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <set>
+#include <mutex>
+#include <thread>
+
+#include "common/fs.h"
+#include "common/label.h"
+#include "common/log.h"
+#include "common/version.h"
+#include "controller/catalog/catalog.h"
+#include "controller/http/api_server.h"
+#include "controller/policy/scheduler.h"
+#include "controller/watch/checkpoint_indexer.h"
+#include "controller/watch/slurm_jobs.h"
+#include "storage/checkpoint_store.h"
+
+namespace cedana::controller {
+namespace {
+
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop = true; }
+
+// Operations whose node had been silent this long are failed (and so not waited for forever).
+constexpr int64_t kStaleOperationMs = 30LL * 60 * 1000;
+
+Result<std::unique_ptr<Catalog>> OpenCatalog(const Config& config) {
+  CEDANA_ASSIGN_OR_RETURN(auto db, OpenDatabase(config.db_url));
+  CEDANA_RETURN_IF_ERROR(Migrate(*db));
+  return std::make_unique<Catalog>(std::move(db));
+}
+
+// What the watcher thread does; finished operations arrive from API threads.
+class Watcher {
+ public:
+  Watcher(const Config& config, Catalog& catalog, std::string key)
+      : config_(config), catalog_(catalog), indexer_(config, catalog, std::move(key)) {}
+
+  void OperationFinished(const OperationRecord& op) {
+    std::lock_guard<std::mutex> lock(mu_);
+    finished_.push_back(op);
+    cv_.notify_one();
+  }
+  void Poke() {
+    std::lock_guard<std::mutex> lock(mu_);
+    poked_ = true;
+    cv_.notify_one();
+  }
+
+  void Run() {
+    auto last_jobs = std::chrono::steady_clock::time_point{};
+    auto last_index = last_jobs;
+    while (!g_stop) {
+      auto now = std::chrono::steady_clock::now();
+      if (now - last_jobs >= std::chrono::seconds(2)) {
+        SyncJobs();
+        last_jobs = now;
+      }
+      std::deque<OperationRecord> finished;
+      bool poked;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        finished.swap(finished_);
+        poked = poked_;
+        poked_ = false;
+      }
+      if (poked || !finished.empty() || now - last_index >= std::chrono::seconds(5)) {
+        Report("index", indexer_.Refresh());
+        last_index = now;
+      }
+      for (const auto& op : finished) AfterOperation(op);
+      Result<int> queued = SchedulePolicies(catalog_, NowMs());
+      Report("policy", queued.error());
+      Report("operations", catalog_.FailStaleOperations(kStaleOperationMs));
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::seconds(1), [this] { return poked_ || !finished_.empty() || g_stop; });
+    }
+  }
+
+ private:
+  void SyncJobs() {
+    Result<std::vector<JobRecord>> jobs = LoadSlurmJobs();
+    if (!jobs.has_value()) {
+      Report("slurm", jobs.error());
+      return;
+    }
+    Report("slurm", catalog_.SyncJobs(*jobs));
+  }
+
+  // A policy's dump is done: tag the checkpoint with its policy and apply the policy's limit.
+  void AfterOperation(const OperationRecord& op) {
+    if (op.state != "done" || !op.checkpoint_id || !op.policy_id) return;
+    Report("index", catalog_.SetCheckpointPolicy(*op.checkpoint_id, *op.policy_id));
+    Result<PolicyRecord> policy = catalog_.GetPolicy(*op.policy_id);
+    Result<CheckpointRecord> made = catalog_.GetCheckpoint(*op.checkpoint_id);
+    if (!policy.has_value() || !made.has_value()) return;
+    Result<std::vector<CheckpointRecord>> of_label =
+        catalog_.ListCheckpoints({made->owner, made->label, std::nullopt});
+    if (!of_label.has_value()) return;
+    for (const std::string& id : PolicyCheckpointsToDelete(*policy, *of_label)) {
+      Result<CheckpointRecord> c = catalog_.GetCheckpoint(id);
+      if (!c.has_value()) continue;
+      Result<std::unique_ptr<storage::CheckpointStore>> store = storage::OpenStore(config_.checkpoint_dir, config_);
+      if (!store.has_value()) return Report("retention", store.error());
+      Status s = (*store)->Delete(storage::CheckpointRef{c->owner, c->label, c->id});
+      if (s.ok()) s = catalog_.DeleteCheckpoint(id);
+      if (s.ok())
+        log::Info("policy: \"{}\" deleted checkpoint {} (keeping {} of label {})", policy->name, id,
+                  *policy->max_checkpoints, c->label);
+      Report("retention", s);
+    }
+  }
+
+  // Logs a failure once, and its recovery once, per source: a down slurmctld is not a log flood.
+  void Report(const std::string& source, const Status& s) {
+    bool was_failing = failing_.count(source) > 0;
+    if (!s.ok() && !was_failing) {
+      log::Warn("{}: {}", source, s.ToString());
+      failing_.insert(source);
+    } else if (s.ok() && was_failing) {
+      log::Info("{}: working again", source);
+      failing_.erase(source);
+    }
+  }
+
+  const Config& config_;
+  Catalog& catalog_;
+  CheckpointIndexer indexer_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<OperationRecord> finished_;
+  bool poked_ = false;
+  std::set<std::string> failing_;
+};
+
+}  // namespace
+
+int RunController(const Config& config) {
+  log::Info("controller: cedana-slurm {} starting (database {}, checkpoints {})", kVersion,
+            config.db_url.rfind("sqlite", 0) == 0 ? config.db_url : std::string("postgres"),
+            config.checkpoint_dir);
+  if (config.auth_token.empty())
+    log::Warn("controller: no admin token (CEDANA_AUTH_TOKEN): only user tokens from `cedana-slurm token create` work");
+  Result<std::unique_ptr<Catalog>> catalog = OpenCatalog(config);
+  if (!catalog.has_value()) {
+    log::Error("controller: {}", catalog.error().ToString());
+    return 1;
+  }
+  std::string key;
+  if (Result<std::string> k = fs::ReadFile(config.cluster_key_file); k.has_value()) key = *k;
+  else log::Warn("controller: cluster key {} not readable: checkpoints are listed as unverified", config.cluster_key_file);
+
+  Watcher watcher(config, **catalog, key);
+  ApiServices services;
+  services.refresh_checkpoints = [&watcher] { watcher.Poke(); };
+  services.operation_finished = [&watcher](const OperationRecord& op) { watcher.OperationFinished(op); };
+  ApiServer api(config, **catalog, services);
+  if (Status s = api.Start(); !s.ok()) {
+    log::Error("controller: {}", s.ToString());
+    return 1;
+  }
+  struct sigaction sa = {};
+  sa.sa_handler = OnSignal;
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  std::thread watch([&watcher] {
+    try {
+      watcher.Run();
+    } catch (const std::exception& e) {
+      log::Error("controller: watcher stopped: internal error: {}", e.what());
+      g_stop = true;
+    }
+  });
+  while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  watcher.Poke();
+  watch.join();
+  api.Stop();
+  log::Info("controller: stopped");
+  return 0;
+}
+
+int CreateTokenCommand(const Config& config, const std::string& user, bool admin) {
+  Result<std::unique_ptr<Catalog>> catalog = OpenCatalog(config);
+  if (!catalog.has_value()) {
+    std::fprintf(stderr, "cedana-slurm: error: %s\n", catalog.error().ToString().c_str());
+    return 1;
+  }
+  if (Status s = ValidateLabel(user); !s.ok()) {
+    std::fprintf(stderr, "cedana-slurm: error: user: %s\n", s.message().c_str());
+    return 2;
+  }
+  Result<std::pair<int64_t, std::string>> t = (*catalog)->CreateToken(user, admin);
+  if (!t.has_value()) {
+    std::fprintf(stderr, "cedana-slurm: error: %s\n", t.error().ToString().c_str());
+    return 1;
+  }
+  std::printf("%s\n", t->second.c_str());
+  std::fprintf(stderr, "token %lld for %s%s (shown once; stored hashed)\n", static_cast<long long>(t->first),
+               user.c_str(), admin ? " (admin)" : "");
+  return 0;
+}
+
+}  // namespace cedana::controller

@@ -1,0 +1,65 @@
+// /v1/jobs and /v1/operations.
+#include <httplib.h>
+
+#include "controller/http/api_json.h"
+#include "controller/http/api_server.h"
+#include "controller/http/request_params.h"
+
+namespace cedana::controller {
+
+void ApiServer::RegisterJobRoutes() {
+  Route("GET", "/v1/jobs", Access::kToken, [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
+    std::optional<std::string> user = p.OwnerFilter();
+    if (!user) user = Query(req, "user");
+    CEDANA_ASSIGN_OR_RETURN(auto jobs, catalog_.ListJobs(user));
+    auto state = Query(req, "state");
+    auto enabled = Query(req, "enabled");
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& j : jobs) {
+      if (state && j.state != *state) continue;
+      if (enabled && (*enabled == "true") != j.enabled) continue;
+      out.push_back(ToJson(j));
+    }
+    return Reply{200, out};
+  });
+
+  Route("GET", R"(/v1/jobs/(\d+))", Access::kToken, [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
+    CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "job id"));
+    CEDANA_ASSIGN_OR_RETURN(JobRecord j, catalog_.GetJob(id));
+    if (!p.Sees(j.user)) return NotFoundError(fmt::format("job {} not found", id));
+    return Reply{200, ToJson(j)};
+  });
+
+  Route("POST", R"(/v1/jobs/(\d+)/checkpoint)", Access::kToken,
+        [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
+          CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "job id"));
+          CEDANA_ASSIGN_OR_RETURN(JobRecord j, catalog_.GetJob(id));
+          if (!p.Sees(j.user)) return NotFoundError(fmt::format("job {} not found", id));
+          if (!j.enabled || j.agent_node.empty())
+            return FailedPreconditionError(fmt::format(
+                "job {} is not managed by cedana (submit it with CEDANA_ENABLE=1)", id));
+          OperationRecord op;
+          op.kind = "dump";
+          op.job_id = id;
+          op.node = j.agent_node;
+          op.owner = j.user;
+          CEDANA_ASSIGN_OR_RETURN(OperationRecord created, catalog_.CreateOperation(op));
+          return Reply{202, ToJson(created)};
+        });
+
+  Route("GET", "/v1/operations", Access::kToken, [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
+    CEDANA_ASSIGN_OR_RETURN(auto ops, catalog_.ListOperations(p.OwnerFilter(), Query(req, "state"), 100));
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& o : ops) out.push_back(ToJson(o));
+    return Reply{200, out};
+  });
+
+  Route("GET", R"(/v1/operations/(\d+))", Access::kToken, [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
+    CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "operation id"));
+    CEDANA_ASSIGN_OR_RETURN(OperationRecord o, catalog_.GetOperation(id));
+    if (!p.Sees(o.owner)) return NotFoundError(fmt::format("operation {} not found", id));
+    return Reply{200, ToJson(o)};
+  });
+}
+
+}  // namespace cedana::controller

@@ -1,0 +1,134 @@
+#include "controller/http/api_json.h"
+
+#include <fmt/format.h>
+
+namespace cedana::controller {
+namespace {
+
+template <typename T>
+nlohmann::json Nullable(const std::optional<T>& v) {
+  return v.has_value() ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+// Nodes that have not reported for this long are shown as down.
+constexpr int64_t kNodeDownAfterMs = 30000;
+
+}  // namespace
+
+nlohmann::json ToJson(const JobRecord& j) {
+  return {{"job_id", j.job_id},       {"name", j.name},   {"user", j.user},
+          {"partition", j.partition}, {"node", j.node},   {"state", j.state},
+          {"enabled", j.enabled},     {"label", j.label}, {"start_time", j.start_time}};
+}
+
+nlohmann::json ToJson(const CheckpointRecord& c, bool with_manifest) {
+  nlohmann::json j = {{"id", c.id},
+                      {"owner", c.owner},
+                      {"label", c.label},
+                      {"job_id", Nullable(c.job_id)},
+                      {"node", c.node},
+                      {"created_ms", c.created_ms},
+                      {"size", c.size},
+                      {"image_size", c.image_size},
+                      {"codec", c.codec},
+                      {"streams", c.streams},
+                      {"state", c.state},
+                      {"location", c.location},
+                      {"policy_id", Nullable(c.policy_id)}};
+  if (with_manifest) {
+    nlohmann::json m = nlohmann::json::parse(c.manifest, nullptr, false);
+    if (m.is_object()) {
+      m.erase("workload");  // argv/env of the job: not for every API reader; the MAC is kept
+      j["manifest"] = m;
+    }
+  }
+  return j;
+}
+
+nlohmann::json ToJson(const PolicyRecord& p) {
+  nlohmann::json selector = nlohmann::json::parse(SelectorToJson(p.selector));
+  return {{"id", p.id},
+          {"name", p.name},
+          {"interval_seconds", p.interval_seconds},
+          {"enabled", p.enabled},
+          {"selector", selector},
+          {"max_checkpoints", Nullable(p.max_checkpoints)},
+          {"owner", p.owner},
+          {"created_ms", p.created_ms},
+          {"last_run_ms", Nullable(p.last_run_ms)}};
+}
+
+nlohmann::json ToJson(const OperationRecord& o) {
+  return {{"id", o.id},
+          {"kind", o.kind},
+          {"job_id", Nullable(o.job_id)},
+          {"checkpoint_id", Nullable(o.checkpoint_id)},
+          {"node", o.node},
+          {"policy_id", Nullable(o.policy_id)},
+          {"owner", o.owner},
+          {"state", o.state},
+          {"phase", o.phase},
+          {"done_bytes", o.done_bytes},
+          {"total_bytes", o.total_bytes},
+          {"error", Nullable(o.error)},
+          {"created_ms", o.created_ms},
+          {"finished_ms", Nullable(o.finished_ms)}};
+}
+
+nlohmann::json ToJson(const NodeRecord& n, int64_t now_ms) {
+  return {{"name", n.name},
+          {"version", n.version},
+          {"last_seen_ms", n.last_seen_ms},
+          {"status", now_ms - n.last_seen_ms < kNodeDownAfterMs ? "up" : "down"}};
+}
+
+nlohmann::json ToJson(const TokenRecord& t) {
+  return {{"id", t.id}, {"user", t.user}, {"admin", t.admin}, {"created_ms", t.created_ms}};
+}
+
+Result<nlohmann::json> ParseBody(const std::string& body) {
+  nlohmann::json j = nlohmann::json::parse(body.empty() ? "{}" : body, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return InvalidArgumentError("the request body is not a JSON object");
+  return j;
+}
+
+Result<PolicyRecord> PolicyFromJson(const nlohmann::json& body) {
+  PolicyRecord p;
+  const auto name = body.find("name");
+  if (name == body.end() || !name->is_string())
+    return InvalidArgumentError("policy name is missing (a string of 1 to 64 characters)");
+  p.name = name->get<std::string>();
+  if (p.name.empty() || p.name.size() > 64)
+    return InvalidArgumentError("policy name must have 1 to 64 characters");
+  for (char c : p.name) {
+    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == ' ';
+    if (!ok)
+      return InvalidArgumentError(fmt::format(
+          "policy name \"{}\": use letters, digits, '-', '_', '.' and spaces", p.name));
+  }
+  const auto interval = body.find("interval_seconds");
+  if (interval == body.end() || !interval->is_number_integer())
+    return InvalidArgumentError("interval_seconds is missing (an integer from 10 to 2592000)");
+  p.interval_seconds = interval->get<int64_t>();
+  if (p.interval_seconds < 10 || p.interval_seconds > 2592000)
+    return InvalidArgumentError(fmt::format(
+        "interval_seconds {} is out of range (valid: 10 to 2592000, i.e. 10 s to 30 days)",
+        p.interval_seconds));
+  if (auto e = body.find("enabled"); e != body.end()) {
+    if (!e->is_boolean()) return InvalidArgumentError("enabled must be true or false");
+    p.enabled = e->get<bool>();
+  }
+  if (auto m = body.find("max_checkpoints"); m != body.end() && !m->is_null()) {
+    if (!m->is_number_integer() || m->get<int64_t>() < 1 || m->get<int64_t>() > 1000)
+      return InvalidArgumentError("max_checkpoints must be null or an integer from 1 to 1000");
+    p.max_checkpoints = m->get<int64_t>();
+  }
+  if (auto s = body.find("selector"); s != body.end() && !s->is_null()) {
+    if (!s->is_object()) return InvalidArgumentError("selector must be an object");
+    CEDANA_ASSIGN_OR_RETURN(p.selector, SelectorFromJson(s->dump()));
+  }
+  return p;
+}
+
+}  // namespace cedana::controller

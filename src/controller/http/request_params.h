@@ -1,0 +1,37 @@
+// Reading path and query parameters of an API request, with errors that name the parameter.
+#pragma once
+
+#include <httplib.h>
+
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "common/result.h"
+
+namespace cedana::controller {
+
+inline Result<int64_t> ParseInt(const std::string& text, const char* what) {
+  try {
+    size_t used = 0;
+    int64_t v = std::stoll(text, &used);
+    if (used == text.size() && v >= 0) return v;
+  } catch (const std::exception&) {
+  }
+  return InvalidArgumentError(fmt::format("{} \"{}\" is not a number", what, text));
+}
+
+// The n-th capture of the route pattern as a number.
+inline Result<int64_t> PathId(const httplib::Request& req, const char* what, int n = 1) {
+  return ParseInt(req.matches[n].str(), what);
+}
+
+inline std::optional<std::string> Query(const httplib::Request& req, const char* name) {
+  if (!req.has_param(name)) return std::nullopt;
+  std::string v = req.get_param_value(name);
+  if (v.empty()) return std::nullopt;
+  return v;
+}
+
+}  // namespace cedana::controller

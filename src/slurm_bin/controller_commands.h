@@ -1,0 +1,12 @@
+// `cedana-slurm daemon [start|status|stop]` and `cedana-slurm token create`: the command-line
+// side of the controller (src/controller). Each returns the process exit code.
+#pragma once
+
+#include <string>
+
+namespace cedana::slurm_bin {
+
+int ControllerCommand(const std::string& action);
+int CreateToken(const std::string& user, bool admin);
+
+}  // namespace cedana::slurm_bin
