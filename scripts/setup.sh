@@ -29,6 +29,8 @@ PACKAGES=(
   # CRIU build dependencies (PLATFORM.md)
   libbsd-dev libcap-dev libgnutls28-dev libnet1-dev libnftables-dev libnl-3-dev
   libprotobuf-c-dev protobuf-c-compiler uuid-dev python3-protobuf pkgconf
+  # the controller: HTTP server, catalog databases; PostgreSQL and Chromium for its tests
+  libcpp-httplib-dev libsqlite3-dev libpq-dev postgresql chromium
   # the S3-protocol test server (radosgw on loopback, tests/s3/rgw.sh) and its client
   radosgw ceph-mon ceph-osd ceph-common curl
   # SLURM and munge for the local cluster
@@ -117,6 +119,8 @@ build_project() {
   cmake --build "$BUILD_DIR" -j"$(nproc)"
   log "install: cedana binaries to /usr/local/bin"
   cmake --install "$BUILD_DIR" --prefix /usr/local >/dev/null
+  log "install: node bundle for the controller's web installer"
+  "$ROOT/scripts/make_bundle.sh" /usr/local /usr/local/share/cedana/bundles >/dev/null
 }
 
 install_packages

@@ -20,6 +20,7 @@
 #include "controller/policy/scheduler.h"
 #include "controller/watch/checkpoint_indexer.h"
 #include "controller/watch/slurm_jobs.h"
+#include "image/manifest.h"
 #include "storage/checkpoint_store.h"
 
 namespace cedana::controller {
@@ -154,7 +155,7 @@ int RunController(const Config& config) {
     return 1;
   }
   std::string key;
-  if (Result<std::string> k = fs::ReadFile(config.cluster_key_file); k.has_value()) key = *k;
+  if (Result<std::string> k = image::ReadClusterKey(config.cluster_key_file); k.has_value()) key = *k;
   else log::Warn("controller: cluster key {} not readable: checkpoints are listed as unverified", config.cluster_key_file);
 
   Watcher watcher(config, **catalog, key);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <optional>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -21,6 +22,8 @@
 #include "common/log.h"
 #include "common/unique_fd.h"
 #include "common/version.h"
+#include "daemon/agent.h"
+#include "image/manifest.h"
 #include "daemon/handlers.h"
 #include "engine/breakpoint_probe.h"
 #include "protocol/client.h"
@@ -29,12 +32,7 @@ namespace cedana::daemon {
 namespace {
 
 Result<std::string> LoadOrCreateClusterKey(const std::string& path) {
-  if (fs::Exists(path)) {
-    CEDANA_ASSIGN_OR_RETURN(std::string key, fs::ReadFile(path));
-    while (!key.empty() && (key.back() == '\n' || key.back() == ' ')) key.pop_back();
-    if (key.size() < 32) return FailedPreconditionError("cluster key " + path + " is too short");
-    return key;
-  }
+  if (fs::Exists(path)) return image::ReadClusterKey(path);
   CEDANA_RETURN_IF_ERROR(fs::MakeDirs(std::filesystem::path(path).parent_path().string(), 0755));
   std::random_device rd;
   std::string key;
@@ -152,7 +150,9 @@ int RunDaemon(const Config& config) {
 
   Result<UniqueFd> listener = Listen(config.socket_path);
   if (!listener.has_value()) return fail(listener.error());
-  Node node(config, std::move(criu).value(), *key, SelfExe(), Hostname(), *criu_version);
+  // The node's name in manifests and towards the controller: daemon.node_name, else the host name.
+  Node node(config, std::move(criu).value(), *key, SelfExe(),
+            config.node_name.empty() ? Hostname() : config.node_name, *criu_version);
 
   int running = 0;
   if (auto ids = node.records().List(); ids.has_value())
@@ -162,6 +162,17 @@ int RunDaemon(const Config& config) {
   log::Info("daemon: cedana {} listening on {} (criu {} at {}, no-breakpoints {}, {} running "
             "workloads found)", kVersion, config.socket_path, *criu_version,
             node.criu().settings().binary, *no_breakpoints ? "on" : "off", running);
+
+  // Declared after node: stopped (and its operations finished) before node goes.
+  std::optional<Agent> agent;
+  if (!config.url.empty()) {
+    if (config.auth_token.empty()) {
+      log::Warn("daemon: connection.url is set but connection.auth_token is not: not reporting to the controller");
+    } else {
+      agent.emplace(node, node.hostname());
+      agent->Start();
+    }
+  }
 
   std::atomic<int> active{0};
   for (;;) {

@@ -1,5 +1,7 @@
 #include "image/manifest.h"
 
+#include "common/fs.h"
+
 #include <fmt/format.h>
 
 #include <limits>
@@ -195,6 +197,13 @@ Status VerifyManifest(const Manifest& m, std::string_view key) {
         m.id));
   }
   return OkStatus();
+}
+
+Result<std::string> ReadClusterKey(const std::string& path) {
+  CEDANA_ASSIGN_OR_RETURN(std::string key, fs::ReadFile(path));
+  while (!key.empty() && (key.back() == '\n' || key.back() == ' ')) key.pop_back();
+  if (key.size() < 32) return FailedPreconditionError("cluster key " + path + " is too short");
+  return key;
 }
 
 }  // namespace cedana::image

@@ -53,6 +53,9 @@ Result<Manifest> ParseManifest(std::string_view json);
 
 // Sets m->mac from the key. Verify: kPermissionDenied when the MAC does not match.
 void SignManifest(Manifest* m, std::string_view key);
+// The cluster key in `path` (trailing newline dropped). kFailedPrecondition when it is shorter
+// than 32 characters; the file's errors otherwise (kNotFound, kPermissionDenied).
+Result<std::string> ReadClusterKey(const std::string& path);
 Status VerifyManifest(const Manifest& m, std::string_view key);
 
 }  // namespace cedana::image

@@ -52,8 +52,21 @@ const std::vector<PluginSpec>& Catalog() {
   return kCatalog;
 }
 
+// The store next to this binary (<prefix>/bin/cedana -> <prefix>/share/cedana/plugins/slurm),
+// so that a bundle unpacked under another prefix by the web installer finds its own plugins;
+// else the store this build was configured with.
+std::string PluginStore() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    auto beside = exe.parent_path().parent_path() / "share/cedana/plugins/slurm";
+    if (std::filesystem::is_directory(beside, ec)) return beside.string();
+  }
+  return CEDANA_PLUGIN_STORE_DIR;
+}
+
 struct Dirs {
-  std::string store = CEDANA_PLUGIN_STORE_DIR;
+  std::string store = PluginStore();
   std::string bin = "/usr/local/bin";
   std::string lib = "/usr/local/lib";
   std::string state = "/var/lib/cedana/plugins.json";  // name -> installed version

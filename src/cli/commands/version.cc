@@ -1,11 +1,23 @@
 // `cedana version [--init-config]` and `cedana config show`.
+#include <unistd.h>
+
 #include <filesystem>
 
 #include "cli/cli_context.h"
 #include "common/fs.h"
 #include "common/version.h"
+#include "protocol/controller_client.h"
 
 namespace cedana::cli {
+namespace {
+
+std::string Hostname() {
+  char name[256] = "";
+  ::gethostname(name, sizeof name - 1);
+  return name;
+}
+
+}  // namespace
 
 void AddVersionCommand(CLI::App& app, CliContext& ctx) {
   auto* init = new bool(false);
@@ -29,6 +41,19 @@ void AddVersionCommand(CLI::App& app, CliContext& ctx) {
       return;
     }
     std::printf("wrote %s\n", path.c_str());
+    const Config& c = fresh->config;
+    if (c.url.empty() || c.auth_token.empty()) return;
+    // The seeds' step "on all nodes, cedana version --init-config" also makes the node known
+    // to the controller; a controller that is down is not fatal (the daemon registers later).
+    std::string node = c.node_name.empty() ? Hostname() : c.node_name;
+    protocol::ControllerClient client(c.url, c.auth_token);
+    Result<nlohmann::json> r = client.Post("/agent/register", {{"node", node}, {"version", kVersion}});
+    if (r.has_value()) {
+      std::printf("registered node %s with the controller at %s\n", node.c_str(), c.url.c_str());
+    } else {
+      std::fprintf(stderr, "cedana: warning: could not register with the controller: %s\n",
+                   r.error().ToString().c_str());
+    }
   });
 }
 

@@ -30,7 +30,7 @@ Status CheckpointIndexer::Refresh() {
     }
     CheckpointRecord c;
     c.id = m->id;
-    c.owner = ref.owner;
+    c.owner = m->owner;  // signed; the store path is only layout
     c.label = ref.label;
     if (!m->job_id.empty()) {
       try {
@@ -47,6 +47,8 @@ Status CheckpointIndexer::Refresh() {
     c.state = cluster_key_.empty() ? "unverified"
               : image::VerifyManifest(*m, cluster_key_).ok() ? "good"
                                                              : "invalid";
+    // A manifest moved under another owner's or label's path is not that owner's checkpoint.
+    if (m->owner != ref.owner || m->label != ref.label) c.state = "invalid";
     c.location = store->Describe() + "/" + ref.Path();
     c.manifest = *text;
     now[ref.id] = c;

@@ -1,6 +1,9 @@
 #include "controller/watch/slurm_jobs.h"
 
 #include <pwd.h>
+#include <unistd.h>
+
+#include <cstdlib>
 
 #include <mutex>
 
@@ -45,6 +48,11 @@ std::string StateName(uint32_t state) {
 }  // namespace
 
 Result<std::vector<JobRecord>> LoadSlurmJobs() {
+  // libslurm exits the process (fatal) when it finds no configuration: look first.
+  const char* conf = std::getenv("SLURM_CONF");
+  std::string path = conf != nullptr && *conf != '\0' ? conf : "/etc/slurm/slurm.conf";
+  if (::access(path.c_str(), R_OK) != 0)
+    return FailedPreconditionError("no SLURM configuration at " + path + ": SLURM jobs are not watched");
   static std::once_flag init;
   std::call_once(init, [] { slurm_init(nullptr); });
   job_info_msg_t* msg = nullptr;

@@ -1,0 +1,171 @@
+#include "daemon/agent.h"
+
+#include <pwd.h>
+
+#include <chrono>
+
+#include "common/log.h"
+#include "common/version.h"
+#include "daemon/dump_job.h"
+#include "daemon/restore_job.h"
+#include "protocol/controller_client.h"
+
+namespace cedana::daemon {
+namespace {
+
+constexpr auto kPollInterval = std::chrono::seconds(2);
+
+// The running managed workload of a SLURM job, if this node has one.
+std::optional<std::pair<std::string, WorkloadSpec>> WorkloadOfJob(const Node& node, const std::string& job_id) {
+  auto ids = node.records().List();
+  if (!ids.has_value()) return std::nullopt;
+  for (const auto& id : *ids) {
+    auto spec = node.records().LoadSpec(id);
+    auto state = node.records().LoadState(id);
+    if (spec.has_value() && state.has_value() && spec->job_id == job_id &&
+        state->status == WorkloadStatus::kRunning)
+      return std::make_pair(id, *spec);
+  }
+  return std::nullopt;
+}
+
+Result<uid_t> UidOf(const std::string& user) {
+  struct passwd pw, *found = nullptr;
+  char buf[4096];
+  if (getpwnam_r(user.c_str(), &pw, buf, sizeof buf, &found) != 0 || found == nullptr)
+    return NotFoundError("user " + user + " does not exist on this node");
+  return pw.pw_uid;
+}
+
+}  // namespace
+
+Agent::Agent(Node& node, std::string node_name) : node_(node), node_name_(std::move(node_name)) {}
+
+Agent::~Agent() {
+  stop_ = true;
+  if (thread_.joinable()) thread_.join();
+  for (int i = 0; i < 600 && in_flight_.load() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+}
+
+void Agent::Start() {
+  log::Info("agent: reporting to the controller at {} as node {}", node_.config().url, node_name_);
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void Agent::Loop() {
+  bool reachable = true;
+  while (!stop_) {
+    try {
+      Tick();
+      if (!reachable) log::Info("agent: the controller answers again");
+      reachable = true;
+    } catch (const Status& s) {
+      if (reachable) log::Warn("agent: {} (retrying every {} s)", s.ToString(), kPollInterval.count());
+      reachable = false;
+    } catch (const std::exception& e) {
+      log::Error("agent: internal error: {}", e.what());
+    }
+    for (int i = 0; i < 20 && !stop_; ++i) std::this_thread::sleep_for(kPollInterval / 20);
+  }
+}
+
+void Agent::Tick() {
+  protocol::ControllerClient client(node_.config().url, node_.config().auth_token);
+  nlohmann::json workloads = nlohmann::json::array();
+  if (auto ids = node_.records().List(); ids.has_value()) {
+    for (const auto& id : *ids) {
+      auto spec = node_.records().LoadSpec(id);
+      auto state = node_.records().LoadState(id);
+      if (!spec.has_value() || !state.has_value() || spec->job_id.empty()) continue;
+      if (state->status != WorkloadStatus::kRunning) continue;
+      workloads.push_back({{"job_id", std::stoll(spec->job_id)},
+                           {"label", spec->label},
+                           {"user", UserName(spec->uid)},
+                           {"status", StatusName(state->status)}});
+    }
+  }
+  Result<nlohmann::json> r = client.Post("/agent/workloads", {{"node", node_name_}, {"version", kVersion}, {"workloads", workloads}});
+  if (!r.has_value()) throw r.error();
+  Result<nlohmann::json> tasks = client.Get("/agent/tasks?node=" + node_name_);
+  if (!tasks.has_value()) throw tasks.error();
+  for (const auto& op : *tasks) {
+    ++in_flight_;
+    std::thread([this, op] {
+      try {
+        RunOperation(op);
+      } catch (const std::exception& e) {
+        log::Error("agent: operation {}: internal error: {}", op.value("id", 0), e.what());
+      }
+      --in_flight_;
+    }).detach();
+  }
+}
+
+void Agent::RunOperation(const nlohmann::json& op) {
+  protocol::ControllerClient client(node_.config().url, node_.config().auth_token);
+  int64_t id = op.value("id", int64_t{0});
+  std::string kind = op.value("kind", "");
+  std::string path = "/agent/operations/" + std::to_string(id);
+  auto report = [&](const nlohmann::json& body) {
+    if (auto r = client.Post(path, body); !r.has_value())
+      log::Warn("agent: reporting operation {}: {}", id, r.error().ToString());
+  };
+  auto last_report = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  auto progress = [&](const std::string& phase, uint64_t done, uint64_t total) {
+    auto now = std::chrono::steady_clock::now();
+    if (now - last_report < std::chrono::milliseconds(500)) return;
+    last_report = now;
+    report({{"state", "running"}, {"phase", phase}, {"done_bytes", done}, {"total_bytes", total}});
+  };
+
+  Status failure;
+  nlohmann::json done = {{"state", "done"}, {"phase", "done"}};
+  if (kind == "dump") {
+    std::string job = op["job_id"].is_number() ? std::to_string(op["job_id"].get<int64_t>()) : "";
+    auto workload = WorkloadOfJob(node_, job);
+    if (!workload) {
+      failure = NotFoundError("job " + job + " has no running workload on node " + node_name_);
+    } else {
+      DumpOptions options;
+      options.workload_id = workload->first;
+      options.leave_running = true;  // policies and "checkpoint now" never stop the job
+      Caller root{0, 0, 0};
+      Result<DumpOutcome> out = RunDump(node_, root, options, progress);
+      if (out.has_value()) {
+        done["checkpoint_id"] = out->manifest.id;
+        done["done_bytes"] = out->manifest.StoredBytes();
+        done["total_bytes"] = out->manifest.StoredBytes();
+        log::Info("agent: operation {}: checkpoint {} of job {} (leave-running)", id, out->manifest.id, job);
+      } else {
+        failure = out.error();
+      }
+    }
+  } else if (kind == "restore") {
+    Result<uid_t> uid = UidOf(op.value("owner", ""));
+    if (!uid.has_value()) {
+      failure = uid.error();
+    } else {
+      RestoreOptions options;
+      options.checkpoint_id = op.value("checkpoint_id", "");
+      Caller owner{*uid, 0, 0};
+      Result<RestoreOutcome> out = RunRestore(node_, owner, options, progress);
+      if (out.has_value()) {
+        done["checkpoint_id"] = out->checkpoint_id;
+        log::Info("agent: operation {}: restored checkpoint {} as workload {}", id, out->checkpoint_id,
+                  out->workload_id);
+      } else {
+        failure = out.error();
+      }
+    }
+  } else {
+    failure = InvalidArgumentError("unknown operation kind \"" + kind + "\"");
+  }
+  if (!failure.ok()) {
+    log::Warn("agent: operation {} ({}) failed: {}", id, kind, failure.ToString());
+    report({{"state", "failed"}, {"phase", "failed"}, {"error", failure.message()}});
+    return;
+  }
+  report(done);
+}
+
+}  // namespace cedana::daemon

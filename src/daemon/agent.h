@@ -1,0 +1,34 @@
+// Agent: the node daemon's link to the controller (when CEDANA_URL is set). Every 2 s it
+// reports the node and the SLURM jobs it manages, claims the operations the controller queued
+// for this node (policy or on-demand dumps with leave-running, restores) and runs each on its
+// own thread, reporting progress and the result. A controller that is down only delays
+// policies: jobs and preemption checkpoints never depend on it. Owns one thread.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include "daemon/node.h"
+
+namespace cedana::daemon {
+
+class Agent {
+ public:
+  Agent(Node& node, std::string node_name);
+  ~Agent();  // stops the thread; operations in flight finish first
+  void Start();
+
+ private:
+  void Loop();
+  void Tick();
+  void RunOperation(const nlohmann::json& op);
+
+  Node& node_;
+  const std::string node_name_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> in_flight_{0};
+  std::thread thread_;
+};
+
+}  // namespace cedana::daemon

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""REST API checks against a running controller (tests/controller/controller_test.sh starts it).
+
+Env: CONTROLLER (http://127.0.0.1:PORT), ADMIN_TOKEN, ROOT_CKPT (a checkpoint owned by root
+that the harness made through a node daemon), CKPT_DIR (the checkpoint dir).
+Prints PASS/FAIL lines; exits 1 if anything failed.
+"""
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.request
+
+BASE = os.environ["CONTROLLER"]
+ADMIN = os.environ["ADMIN_TOKEN"]
+failed = 0
+
+
+def call(method, path, token=None, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(BASE + path, data=data, method=method)
+    if token is not None:
+        req.add_header("Authorization", "Bearer " + token)
+    if data is not None:
+        req.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            raw = r.read()
+            return r.status, json.loads(raw) if raw else None
+    except urllib.error.HTTPError as e:
+        raw = e.read()
+        try:
+            return e.code, json.loads(raw)
+        except ValueError:
+            return e.code, raw.decode(errors="replace")
+
+
+def check(what, ok, detail=""):
+    global failed
+    if ok:
+        print(f"PASS: {what}")
+    else:
+        failed += 1
+        print(f"FAIL: {what} {detail}")
+
+
+def wait_for(pred, seconds):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.5)
+    return None
+
+
+# health and auth
+st, body = call("GET", "/v1/health")
+check("health answers without a token", st == 200 and body["status"] == "ok", body)
+st, body = call("GET", "/v1/checkpoints")
+check("no token: 401 unauthenticated", st == 401 and body["error"]["code"] == "unauthenticated", (st, body))
+st, body = call("GET", "/v1/checkpoints", token="cdn_not-a-token")
+check("wrong token: 401", st == 401, (st, body))
+st, body = call("GET", "/v1/whoami", token=ADMIN)
+check("admin token: whoami", st == 200 and body["admin"] is True, body)
+
+# tokens: created by the admin, shown once, stored hashed
+st, body = call("POST", "/v1/tokens", token=ADMIN, body={"user": "nobody"})
+check("admin creates a user token", st == 201 and body["token"].startswith("cdn_"), body)
+user_token, user_token_id = body["token"], body["id"]
+st, body = call("POST", "/v1/tokens", token=ADMIN, body={"user": "../etc"})
+check("token for an invalid user name is refused", st == 400, (st, body))
+st, body = call("GET", "/v1/tokens", token=ADMIN)
+check("token list has no secrets", st == 200 and all("token" not in t for t in body), body)
+st, body = call("GET", "/v1/whoami", token=user_token)
+check("user token: whoami", st == 200 and body == {"user": "nobody", "admin": False}, body)
+st, body = call("GET", "/v1/tokens", token=user_token)
+check("user token: admin-only call refused with 403", st == 403 and body["error"]["code"] == "permission_denied", (st, body))
+st, body = call("GET", "/v1/nodes", token=user_token)
+check("user token: nodes refused", st == 403, (st, body))
+
+# nodes: the node daemon's agent registered
+st, body = call("GET", "/v1/nodes", token=ADMIN)
+check("the node daemon registered", st == 200 and any(n["status"] == "up" for n in body), body)
+
+# checkpoints: indexed from storage; users see only theirs
+root_ck = os.environ["ROOT_CKPT"]
+listed = wait_for(lambda: (lambda r: r[1] if r[0] == 200 and root_ck in {c["id"] for c in r[1]} else None)(
+    call("GET", "/v1/checkpoints", token=ADMIN)), 20)
+check("admin sees the checkpoint (indexed from storage)", listed is not None, listed)
+st, body = call("GET", "/v1/checkpoints", token=user_token)
+check("user does not see root's checkpoint", st == 200 and root_ck not in {c["id"] for c in body}, body)
+st, body = call("GET", f"/v1/checkpoints/{root_ck}", token=user_token)
+check("user reading root's checkpoint: 404, nothing leaks", st == 404 and root_ck in body["error"]["message"]
+      and "root" not in json.dumps(body).replace(root_ck, ""), (st, body))
+st, body = call("DELETE", f"/v1/checkpoints/{root_ck}", token=user_token)
+check("user deleting root's checkpoint: 404", st == 404, (st, body))
+st, body = call("POST", f"/v1/checkpoints/{root_ck}/restore", token=user_token, body={})
+check("user restoring root's checkpoint: 404", st == 404, (st, body))
+st, body = call("GET", f"/v1/checkpoints/{root_ck}", token=ADMIN)
+check("inspect: good, manifest with MAC, no workload details",
+      st == 200 and body["state"] == "good" and "mac" in body["manifest"] and "workload" not in body["manifest"], body)
+st, body = call("GET", "/v1/checkpoints?label=nolabel", token=ADMIN)
+check("filter by label", st == 200 and body == [], body)
+
+# restore through the node daemon: an operation the agent claims and completes
+st, body = call("POST", f"/v1/checkpoints/{root_ck}/restore", token=ADMIN, body={})
+check("restore request: 202 with a queued operation", st == 202 and body["kind"] == "restore", (st, body))
+op_id = body.get("id") if isinstance(body, dict) else None
+done = wait_for(lambda: (lambda r: r[1] if r[1].get("state") in ("done", "failed") else None)(
+    call("GET", f"/v1/operations/{op_id}", token=ADMIN)), 60)
+check("the node daemon restored it", done is not None and done["state"] == "done", done)
+st, body = call("GET", "/v1/operations", token=user_token)
+check("user does not see root's operations", st == 200 and body == [], body)
+
+# policies: CRUD, validation, ownership
+st, body = call("POST", "/v1/policies", token=user_token, body={"name": "nightly", "interval_seconds": 3600,
+                                                               "selector": {"label": "train"}})
+check("user creates a policy; owner is the user", st == 201 and body["owner"] == "nobody", (st, body))
+pid = body["id"]
+st, body = call("POST", "/v1/policies", token=user_token, body={"name": "nightly", "interval_seconds": 3600})
+check("duplicate policy name: 409", st == 409 and body["error"]["code"] == "already_exists", (st, body))
+st, body = call("POST", "/v1/policies", token=user_token, body={"name": "x", "interval_seconds": 1})
+check("bad interval: 400 naming the valid range", st == 400 and "10 to 2592000" in body["error"]["message"], (st, body))
+st, body = call("POST", "/v1/policies", token=user_token, body={"name": "x", "interval_seconds": 60, "selector": {"nodes": "a"}})
+check("unknown selector key: 400 listing the valid ones", st == 400 and "valid: job_id" in body["error"]["message"], (st, body))
+st, body = call("POST", "/v1/policies", token=user_token, body=None)
+check("empty body: 400", st == 400, (st, body))
+st, body = call("PUT", f"/v1/policies/{pid}", token=user_token, body={"name": "nightly", "interval_seconds": 7200,
+                                                                      "enabled": False})
+check("update a policy", st == 200 and body["interval_seconds"] == 7200 and body["enabled"] is False, (st, body))
+st, body = call("POST", "/v1/policies", token=ADMIN, body={"name": "admins", "interval_seconds": 600})
+admin_pid = body["id"]
+st, body = call("GET", "/v1/policies", token=user_token)
+check("user lists only own policies", st == 200 and [p["id"] for p in body] == [pid], body)
+st, body = call("GET", f"/v1/policies/{admin_pid}", token=user_token)
+check("user reading the admin's policy: 404", st == 404, (st, body))
+st, body = call("DELETE", f"/v1/policies/{admin_pid}", token=user_token)
+check("user deleting the admin's policy: 404", st == 404, (st, body))
+st, _ = call("DELETE", f"/v1/policies/{pid}", token=user_token)
+check("delete own policy: 204", st == 204)
+st, body = call("GET", f"/v1/policies/{pid}", token=user_token)
+check("deleted policy is gone", st == 404, (st, body))
+call("DELETE", f"/v1/policies/{admin_pid}", token=ADMIN)
+
+# jobs
+st, body = call("POST", "/v1/jobs/999999/checkpoint", token=ADMIN, body={})
+check("checkpoint of an unknown job: 404", st == 404, (st, body))
+st, body = call("GET", "/v1/no/such/path", token=ADMIN)
+check("unknown API path: 404 in JSON", st == 404 and isinstance(body, dict) and "error" in body, (st, body))
+
+# checkpoint deletion goes to storage
+st, _ = call("DELETE", f"/v1/checkpoints/{root_ck}", token=ADMIN)
+check("delete a checkpoint: 204", st == 204)
+st, body = call("GET", f"/v1/checkpoints/{root_ck}", token=ADMIN)
+check("the deleted checkpoint is gone", st == 404, (st, body))
+check("and gone from storage", not os.path.exists(os.environ["CKPT_DIR"] + f"/root/api-root/{root_ck}"))
+
+# revoked token
+st, _ = call("DELETE", f"/v1/tokens/{user_token_id}", token=ADMIN)
+st, body = call("GET", "/v1/whoami", token=user_token)
+check("a deleted token is refused", st == 401, (st, body))
+
+print(f"api_test.py: {'FAILED ' + str(failed) if failed else 'all passed'}")
+sys.exit(1 if failed else 0)
