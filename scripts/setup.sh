@@ -123,8 +123,17 @@ build_project() {
   "$ROOT/scripts/make_bundle.sh" /usr/local /usr/local/share/cedana/bundles >/dev/null
 }
 
+# The web UI's browser test drives Debian's Chromium with playwright-core from npm.
+install_ui_test_deps() {
+  [ -d "$ROOT/tests/ui/node_modules/playwright-core" ] && return
+  command -v npm >/dev/null || { log "npm not found: the web UI test will be reported as failing"; return; }
+  log "npm: playwright-core for the web UI test"
+  (cd "$ROOT/tests/ui" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+}
+
 install_packages
 install_criu
+install_ui_test_deps
 [ "${1:-}" = --deps ] && exit 0
 build_project
 log "done: $(command -v cedana) ($(cedana version 2>/dev/null | head -n1))"
