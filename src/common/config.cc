@@ -281,8 +281,12 @@ Result<LoadedConfig> LoadConfig(const std::string& path,
     return OkStatus();
   };
 
-  if (fs::Exists(path)) {
-    CEDANA_ASSIGN_OR_RETURN(std::string text, fs::ReadFile(path));
+  Result<std::string> file = fs::Exists(path) ? fs::ReadFile(path) : Result<std::string>(NotFoundError(path));
+  // The file holds secrets and is root's (0600); a non-root client (the CLI, the job proxy)
+  // needs none of them and runs on defaults and its environment.
+  bool unreadable = !file.has_value() && file.error().code() == Code::kPermissionDenied && ::geteuid() != 0;
+  if (fs::Exists(path) && !unreadable) {
+    CEDANA_ASSIGN_OR_RETURN(std::string text, std::move(file));
     nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object())
       return InvalidArgumentError("config file " + path + " is not a JSON object");

@@ -78,6 +78,9 @@ void Agent::Tick() {
       auto state = node_.records().LoadState(id);
       if (!spec.has_value() || !state.has_value() || spec->job_id.empty()) continue;
       if (state->status != WorkloadStatus::kRunning) continue;
+      // Validated digits when the workload was created (handlers.cc); records made by older
+      // versions are skipped rather than trusted.
+      if (spec->job_id.size() > 10 || spec->job_id.find_first_not_of("0123456789") != std::string::npos) continue;
       workloads.push_back({{"job_id", std::stoll(spec->job_id)},
                            {"label", spec->label},
                            {"user", UserName(spec->uid)},

@@ -12,6 +12,7 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/scope_exit.h"
+#include "daemon/caller_files.h"
 #include "engine/process_tree.h"
 #include "image/catalog.h"
 #include "image/pack.h"
@@ -66,13 +67,13 @@ Result<Target> ResolveTarget(Node& node, const Caller& caller, const DumpOptions
                   {"stderr_ino", state.stderr_ino}};
     // bash reads its script as it runs (fd 255). A resubmitted job (new job id) has no file
     // at the old path, so the checkpoint keeps the script to put it back for the restore.
-    if (!spec.slurm_script.empty()) {
-      auto script = fs::ReadFile(spec.slurm_script);
+    // Read with the owner's identity, and only at slurmd's layout: the path came from a request.
+    if (!spec.slurm_script.empty() && IsSlurmScriptPath(spec.slurm_script)) {
+      auto script = ReadFileAs(spec.slurm_script, spec.uid, spec.gid, kMaxScriptBytes);
       struct stat st {};
-      if (script.has_value() && script->size() <= kMaxScriptBytes &&
-          ::stat(spec.slurm_script.c_str(), &st) == 0)
+      if (script.has_value() && ::stat(spec.slurm_script.c_str(), &st) == 0)
         t.workload["slurm_script"] = {{"path", spec.slurm_script},
-                                      {"mode", st.st_mode & 07777},
+                                      {"mode", st.st_mode & 0777},
                                       {"hex", HexEncode(*script)}};
     }
   } else {

@@ -3,10 +3,12 @@
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <fmt/format.h>
 
 #include "common/version.h"
+#include "daemon/caller_files.h"
 #include "daemon/dump_job.h"
 #include "daemon/restore_job.h"
 #include "daemon/supervisor.h"
@@ -56,11 +58,48 @@ Message WorkloadJson(Node& node, const std::string& id) {
   return j;
 }
 
+// Request fields a non-root caller could use to make root act outside that caller's reach.
+// The checkpoint dir: only root picks another one than the configured dir.
+Status CheckDir(const Node& node, const Caller& caller, const std::string& dir) {
+  if (caller.IsRoot() || dir.empty() || dir == node.config().checkpoint_dir) return OkStatus();
+  return PermissionDeniedError(fmt::format(
+      "only root chooses the checkpoint dir; {}'s checkpoints go to the configured one ({})",
+      UserName(caller.uid), node.config().checkpoint_dir));
+}
+
+// A SLURM job id: digits only (it reaches the controller and log lines).
+Status CheckJobId(const std::string& job_id) {
+  if (job_id.empty()) return OkStatus();
+  if (job_id.size() > 10 || job_id.find_first_not_of("0123456789") != std::string::npos)
+    return InvalidArgumentError("job id \"" + job_id + "\" is not a SLURM job number");
+  return OkStatus();
+}
+
+// The job proxy whose cgroups the workload joins must be the caller's own process.
+Status CheckOwnerPid(const Caller& caller, pid_t pid) {
+  if (pid <= 0 || caller.IsRoot()) return OkStatus();
+  struct stat st {};
+  if (::stat(fmt::format("/proc/{}", pid).c_str(), &st) != 0 || st.st_uid != caller.uid)
+    return PermissionDeniedError(fmt::format("process {} is not {}'s", pid, UserName(caller.uid)));
+  return OkStatus();
+}
+
+// Output paths are opened as the caller later (supervisor); refuse what it could not open now,
+// with a clear message, before anything starts.
+Status CheckOutputPath(const Caller& caller, const std::string& path) {
+  if (path.empty()) return OkStatus();
+  return OpenOutputAs(path, caller.uid, caller.gid).error();
+}
+
 // With restore_label (the SLURM job proxy), the newest good checkpoint of the label is restored
 // if there is one; if none can be, the command starts fresh and the reason is returned.
 Result<Message> HandleRun(Node& node, const Caller& caller, const Message& req) {
   std::string restore_error;
   std::vector<std::string> skipped;
+  CEDANA_RETURN_IF_ERROR(CheckJobId(req.value("job_id", "")));
+  CEDANA_RETURN_IF_ERROR(CheckOwnerPid(caller, req.value("owner_pid", 0)));
+  CEDANA_RETURN_IF_ERROR(CheckOutputPath(caller, req.value("stdout_path", "")));
+  CEDANA_RETURN_IF_ERROR(CheckOutputPath(caller, req.value("stderr_path", "")));
   if (req.value("restore_label", false)) {
     RestoreOptions o;
     o.label = req.value("label", "");
@@ -169,6 +208,7 @@ Result<Message> HandleDump(Node& node, const Caller& caller, const Message& req,
   o.compression = req.value("compression", "");
   o.streams = req.value("streams", 0);
   o.label = req.value("label", "");
+  CEDANA_RETURN_IF_ERROR(CheckDir(node, caller, o.dir));
   if (o.workload_id.empty() == (o.pid == 0))
     return InvalidArgumentError("dump: give either a workload id or --pid");
   if (req.contains("streams") && o.streams == 0)
@@ -191,6 +231,10 @@ Result<Message> HandleRestore(Node& node, const Caller& caller, const Message& r
   o.stdout_path = req.value("stdout_path", "");
   o.stderr_path = req.value("stderr_path", "");
   o.job_id = req.value("job_id", "");
+  CEDANA_RETURN_IF_ERROR(CheckDir(node, caller, o.dir));
+  CEDANA_RETURN_IF_ERROR(CheckJobId(o.job_id));
+  CEDANA_RETURN_IF_ERROR(CheckOutputPath(caller, o.stdout_path));
+  CEDANA_RETURN_IF_ERROR(CheckOutputPath(caller, o.stderr_path));
   CEDANA_ASSIGN_OR_RETURN(
       RestoreOutcome out,
       RunRestore(node, caller, o, [&](const std::string& phase, uint64_t d, uint64_t t) {
@@ -202,6 +246,7 @@ Result<Message> HandleRestore(Node& node, const Caller& caller, const Message& r
 }
 
 Result<Message> HandleCheckpoints(Node& node, const Caller& caller, const Message& req) {
+  CEDANA_RETURN_IF_ERROR(CheckDir(node, caller, req.value("dir", "")));
   CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(req.value("dir", "")));
   std::optional<std::string> owner, label;
   if (!caller.IsRoot()) owner = UserName(caller.uid);
@@ -217,6 +262,7 @@ Result<Message> HandleCheckpoints(Node& node, const Caller& caller, const Messag
 }
 
 Result<Message> HandleDeleteCheckpoint(Node& node, const Caller& caller, const Message& req) {
+  CEDANA_RETURN_IF_ERROR(CheckDir(node, caller, req.value("dir", "")));
   CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(req.value("dir", "")));
   CEDANA_ASSIGN_OR_RETURN(auto found, image::FindById(*store, req.value("checkpoint_id", "")));
   CEDANA_RETURN_IF_ERROR(CheckOwner(caller, found.second.owner_uid, "checkpoint " + found.second.id));

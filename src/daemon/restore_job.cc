@@ -1,5 +1,6 @@
 #include "daemon/restore_job.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +11,8 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/scope_exit.h"
+#include "common/unique_fd.h"
+#include "daemon/caller_files.h"
 #include "daemon/supervisor.h"
 #include "image/catalog.h"
 #include "image/pack.h"
@@ -61,16 +64,27 @@ Result<std::string> PutBackSlurmScript(const image::Manifest& m, WorkloadSpec* s
   std::string path = m.workload["slurm_script"].value("path", "");
   spec->slurm_script = path;
   if (path.empty() || fs::Exists(path)) return std::string();
+  // Root writes here: only slurmd's layout (<spool>/job<N>/slurm_script), never through a
+  // symlink, never setuid/setgid bits, and the file belongs to the checkpoint's owner.
+  if (!IsSlurmScriptPath(path))
+    return InvalidArgumentError("checkpoint keeps a batch script at " + path + ", not a slurmd spool path");
   std::string dir = std::filesystem::path(path).parent_path().string();
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    return InvalidArgumentError(dir + " is not a directory");
   CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir, 0755));
   // CRIU checks size and mode of the file it reopens: both must be as dumped.
   const auto& script = m.workload["slurm_script"];
-  mode_t mode = script.value("mode", 0700u);
-  CEDANA_RETURN_IF_ERROR(fs::WriteFileAtomic(path, HexDecode(script.value("hex", "")), mode));
-  ::chmod(path.c_str(), mode);
-  if (::chown(path.c_str(), m.owner_uid, m.owner_gid) != 0) {
+  mode_t mode = script.value("mode", 0700u) & 0777;
+  std::string data = HexDecode(script.value("hex", ""));
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  if (!fd.valid()) return ErrnoStatus(errno, "writing the batch script back to " + path);
+  if (::fchown(fd.get(), m.owner_uid, m.owner_gid) != 0) {
     // Root-squashed spool dirs refuse chown; the file stays readable for the restore.
   }
+  if (::write(fd.get(), data.data(), data.size()) != static_cast<ssize_t>(data.size()) ||
+      ::fchmod(fd.get(), mode) != 0)
+    return ErrnoStatus(errno, "writing the batch script back to " + path);
   spec->slurm_script = path;
   return path;
 }

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -31,12 +32,17 @@
 namespace cedana::daemon {
 namespace {
 
+constexpr int kMaxConnections = 256;
+constexpr int kRequestReadTimeoutSeconds = 30;
+
 Result<std::string> LoadOrCreateClusterKey(const std::string& path) {
   if (fs::Exists(path)) return image::ReadClusterKey(path);
   CEDANA_RETURN_IF_ERROR(fs::MakeDirs(std::filesystem::path(path).parent_path().string(), 0755));
-  std::random_device rd;
+  unsigned char raw[32];
+  if (::getrandom(raw, sizeof raw, 0) != static_cast<ssize_t>(sizeof raw))
+    return ErrnoStatus(errno, "getrandom for the cluster key");
   std::string key;
-  for (int i = 0; i < 32; ++i) key += fmt::format("{:02x}", rd() & 0xff);
+  for (unsigned char b : raw) key += fmt::format("{:02x}", b);
   CEDANA_RETURN_IF_ERROR(fs::WriteFileAtomic(path, key + "\n", 0600));
   log::Info("daemon: created cluster key {} (copy it to every node of the cluster)", path);
   return key;
@@ -187,6 +193,13 @@ int RunDaemon(const Config& config) {
     if (fds[0].revents & POLLIN) {
       UniqueFd conn(::accept4(listener->get(), nullptr, nullptr, SOCK_CLOEXEC));
       if (!conn.valid()) continue;
+      // Any local user may connect: bound the threads, and the wait for a request's first line.
+      if (active.load() >= kMaxConnections) {
+        log::Warn("daemon: {} connections open, refusing another", active.load());
+        continue;
+      }
+      timeval timeout{kRequestReadTimeoutSeconds, 0};
+      ::setsockopt(conn.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
       ++active;
       std::thread([&node, &active, c = std::move(conn)]() mutable {
         ServeConnection(node, std::move(c));

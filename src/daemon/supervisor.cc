@@ -21,6 +21,7 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/unique_fd.h"
+#include "daemon/caller_files.h"
 #include "daemon/cgroup_join.h"
 #include "engine/criu_client.h"
 #include "engine/process_tree.h"
@@ -49,9 +50,14 @@ uint64_t InodeOf(int fd) {
   return ::fstat(fd, &st) == 0 ? st.st_ino : 0;
 }
 
-Result<UniqueFd> OpenOutput(const std::string& path, const WorkloadSpec& spec) {
+// The workload's output file. The default one in the daemon's own record dir is created by
+// root and given to the user; any other path comes from the request and is opened with the
+// user's identity (caller_files.h), so root never writes where the user could not.
+Result<UniqueFd> OpenOutput(const std::string& path, const WorkloadSpec& spec, const std::string& record_dir) {
+  if (path.rfind(record_dir + "/", 0) != 0 || path.find("/../") != std::string::npos)
+    return OpenOutputAs(path, spec.uid, spec.gid);
   bool existed = fs::Exists(path);
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644));
   if (!fd.valid()) return ErrnoStatus(errno, "opening output file " + path);
   if (!existed && ::fchown(fd.get(), spec.uid, spec.gid) != 0) {
     // Not fatal: root-squashed NFS refuses chown; the file stays readable.
@@ -255,12 +261,13 @@ int RunSupervisor(const std::string& workload_dir, int report_fd) {
 
   Result<WorkloadSpec> spec = records.LoadSpec(id);
   if (!spec.has_value()) return fail(spec.error());
-  Result<UniqueFd> out_file = OpenOutput(spec->stdout_path, *spec);
+  const std::string record_dir = records.DirOf(id);
+  Result<UniqueFd> out_file = OpenOutput(spec->stdout_path, *spec, record_dir);
   if (!out_file.has_value()) return fail(out_file.error());
   UniqueFd err_file_owned;
   int err_file = out_file->get();
   if (spec->stderr_path != spec->stdout_path) {
-    Result<UniqueFd> f = OpenOutput(spec->stderr_path, *spec);
+    Result<UniqueFd> f = OpenOutput(spec->stderr_path, *spec, record_dir);
     if (!f.has_value()) return fail(f.error());
     err_file_owned = std::move(f).value();
     err_file = err_file_owned.get();
@@ -276,6 +283,7 @@ int RunSupervisor(const std::string& workload_dir, int report_fd) {
   state.status = WorkloadStatus::kRunning;
   if (spec->owner_pid > 0) {
     // Into the job's cgroups (proctrack/cgroup): accounted with the job, killed with it.
+    // owner_pid was checked to be the caller's process when the request came in (handlers.cc).
     auto files = CgroupProcsFilesOf(spec->owner_pid);
     auto tree = engine::ProcessTreeOf(state.pid);
     std::string err;

@@ -128,9 +128,10 @@ Result<std::unique_ptr<ByteSink>> LocalStore::CreateStream(const CheckpointRef& 
   CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
   if (index < 0) return InvalidArgumentError("negative stream index " + std::to_string(index));
   std::string dir = CheckpointDir(ref);
-  CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir));
+  // A checkpoint holds a job's memory: only its writer (root) reads it from the store.
+  CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir, 0700));
   std::string path = dir + "/" + StreamName(index);
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   if (!fd.valid()) return ErrnoStatus(errno, "creating " + path);
   return std::unique_ptr<ByteSink>(std::make_unique<FileSink>(std::move(fd), std::move(path)));
 }
@@ -138,8 +139,8 @@ Result<std::unique_ptr<ByteSink>> LocalStore::CreateStream(const CheckpointRef& 
 Status LocalStore::Commit(const CheckpointRef& ref, const std::string& manifest_json) {
   CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
   std::string dir = CheckpointDir(ref);
-  CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir));
-  return fs::WriteFileAtomic(dir + "/" + kManifestName, manifest_json, 0644);
+  CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir, 0700));
+  return fs::WriteFileAtomic(dir + "/" + kManifestName, manifest_json, 0600);
 }
 
 Status LocalStore::Delete(const CheckpointRef& ref) {

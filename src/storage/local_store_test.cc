@@ -92,8 +92,13 @@ TEST(LocalStoreTest, StreamRoundTripAndCommit) {
   ASSERT_TRUE(manifest.has_value());
   EXPECT_EQ(*manifest, "{\"id\":\"c-1\"}");
   struct stat st;
+  // A checkpoint holds a job's memory: readable by its writer (root) alone.
   ASSERT_EQ(::stat(store.CheckpointDir(ref).append("/manifest.json").c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0644u);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat(store.CheckpointDir(ref).append("/stream-0").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat(store.CheckpointDir(ref).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
 
   auto src = store.OpenStream(ref, 0);
   ASSERT_TRUE(src.has_value());

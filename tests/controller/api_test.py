@@ -127,6 +127,10 @@ st, body = call("POST", "/v1/policies", token=user_token, body={"name": "x", "in
 check("unknown selector key: 400 listing the valid ones", st == 400 and "valid: job_id" in body["error"]["message"], (st, body))
 st, body = call("POST", "/v1/policies", token=user_token, body=None)
 check("empty body: 400", st == 400, (st, body))
+st, body = call("POST", "/v1/tokens", token=ADMIN, body={"user": 5})
+check("a field of the wrong type: 400, not 500", st == 400 and body["error"]["code"] == "invalid_argument", (st, body))
+st, body = call("GET", "/v1/jobs?enabled=yes", token=ADMIN)
+check("?enabled= takes true or false", st == 400, (st, body))
 st, body = call("PUT", f"/v1/policies/{pid}", token=user_token, body={"name": "nightly", "interval_seconds": 7200,
                                                                       "enabled": False})
 check("update a policy", st == 200 and body["interval_seconds"] == 7200 and body["enabled"] is False, (st, body))

@@ -75,11 +75,24 @@ chmod 755 "$T"
 as_nobody() { runuser -u nobody -- "$@"; }
 expect_error "another user cannot dump root's workload" "belongs to root, not to nobody" as_nobody "$CEDANA" dump "$w"
 expect_error "another user cannot restore root's checkpoint" "belongs to root, not to nobody" \
-  as_nobody "$CEDANA" restore "$old" --output /tmp/x
+  as_nobody "$CEDANA" restore "$old" --output "/tmp/cedana-faults.$$"
+rm -f "/tmp/cedana-faults.$$"
 check "another user lists none of root's checkpoints" \
   bash -c "! runuser -u nobody -- \"$CEDANA\" checkpoints | grep -q faults"
 expect_error "another user's --label finds nothing of root's" "no checkpoint of label faults" \
   as_nobody "$CEDANA" restore --label faults
+# Paths in a request never make root act where the caller could not (docs/security.md).
+expect_error "another user cannot make root write where it may not" "opening output file /etc/cedana-faults-test" \
+  as_nobody "$CEDANA" run --output /etc/cedana-faults-test -- true
+check "and nothing was written there" test ! -e /etc/cedana-faults-test
+ln -sfn /etc/passwd "/tmp/cedana-faults-link.$$"
+expect_error "an output path that is a symlink is refused" "is a symlink" \
+  as_nobody "$CEDANA" run --output "/tmp/cedana-faults-link.$$" -- true
+rm -f "/tmp/cedana-faults-link.$$"
+expect_error "another user cannot choose the checkpoint dir" "only root chooses the checkpoint dir" \
+  as_nobody "$CEDANA" checkpoints --dir /tmp
+check "checkpoint files in the store are root's alone (0600)" \
+  bash -c "[ \"\$(find '$CEDANA_CHECKPOINT_DIR' -type f -name 'stream-*' -printf '%m\n' | sort -u)\" = 600 ]"
 
 # The daemon restarted while a workload runs: the workload does not notice.
 stop_daemon

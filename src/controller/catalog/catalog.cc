@@ -72,7 +72,8 @@ CheckpointRecord CheckpointOf(const SqlRow& r) {
 }
 
 constexpr char kPolicyColumns[] =
-    "id, name, interval_seconds, enabled, selector, max_checkpoints, owner, created_ms, last_run_ms";
+    "id, name, interval_seconds, enabled, selector, max_checkpoints, owner, created_ms, last_run_ms, "
+    "owner_is_admin";
 
 Result<PolicyRecord> PolicyOf(const SqlRow& r) {
   PolicyRecord p;
@@ -85,6 +86,7 @@ Result<PolicyRecord> PolicyOf(const SqlRow& r) {
   p.owner = r.Text(6);
   p.created_ms = r.Int(7);
   p.last_run_ms = r.OptionalInt(8);
+  p.owner_is_admin = r.Int(9) != 0;
   return p;
 }
 
@@ -136,27 +138,25 @@ Result<PolicySelector> SelectorFromJson(const std::string& text) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     const std::string& k = it.key();
     const auto& v = it.value();
+    if (k != "job_id" && k != "name_pattern" && k != "user" && k != "partition" && k != "label")
+      return InvalidArgumentError(fmt::format(
+          "unknown selector key \"{}\" (valid: job_id, name_pattern, user, partition, label)", k));
     if (v.is_null()) continue;
     if (k == "job_id") {
-      if (v.is_number_integer()) s.job_id = v.get<int64_t>();
-      else if (v.is_string() && !v.get<std::string>().empty()) {
-        try {
-          s.job_id = std::stoll(v.get<std::string>());
-        } catch (const std::exception&) {
-          return InvalidArgumentError("selector.job_id must be a job number");
-        }
-      }
+      std::string text = v.is_number_integer() ? std::to_string(v.get<int64_t>())
+                         : v.is_string()       ? v.get<std::string>()
+                                               : std::string("x");
+      if (text.empty()) continue;
+      if (text.find_first_not_of("0123456789") != std::string::npos || text.size() > 12 || text == "0")
+        return InvalidArgumentError("selector.job_id must be a positive job number");
+      s.job_id = std::stoll(text);
       continue;
     }
-    if (!v.is_string())
-      return InvalidArgumentError(fmt::format("selector.{} must be a string", k));
+    if (!v.is_string()) return InvalidArgumentError(fmt::format("selector.{} must be a string", k));
     if (k == "name_pattern") s.name_pattern = v.get<std::string>();
     else if (k == "user") s.user = v.get<std::string>();
     else if (k == "partition") s.partition = v.get<std::string>();
-    else if (k == "label") s.label = v.get<std::string>();
-    else
-      return InvalidArgumentError(fmt::format(
-          "unknown selector key \"{}\" (valid: job_id, name_pattern, user, partition, label)", k));
+    else s.label = v.get<std::string>();
   }
   return s;
 }
@@ -332,10 +332,10 @@ Status Catalog::SetCheckpointPolicy(const std::string& id, int64_t policy_id) {
 
 Result<PolicyRecord> Catalog::CreatePolicy(const PolicyRecord& p) {
   Result<std::vector<SqlRow>> rows = db_->Query(
-      "INSERT INTO policies (name, interval_seconds, enabled, selector, max_checkpoints, owner, created_ms) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+      "INSERT INTO policies (name, interval_seconds, enabled, selector, max_checkpoints, owner, "
+      "owner_is_admin, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
       {p.name, p.interval_seconds, int64_t{p.enabled}, SelectorToJson(p.selector),
-       SqlOptional(p.max_checkpoints), p.owner, NowMs()});
+       SqlOptional(p.max_checkpoints), p.owner, int64_t{p.owner_is_admin}, NowMs()});
   if (!rows.has_value()) {
     if (rows.error().code() == Code::kAlreadyExists)
       return AlreadyExistsError(fmt::format("a policy named \"{}\" exists already", p.name));

@@ -57,7 +57,7 @@ struct CheckpointRecord {
   int64_t image_size = 0;
   std::string codec;
   int64_t streams = 1;
-  std::string state;  // good | unverified
+  std::string state;  // good | unverified | invalid (see CheckpointIndexer)
   std::string location;
   std::optional<int64_t> policy_id;
   std::string manifest;  // the manifest JSON
@@ -81,6 +81,9 @@ struct PolicyRecord {
   PolicySelector selector;
   std::optional<int64_t> max_checkpoints;
   std::string owner;
+  // Created with an admin token: selects every user's jobs. A user's policy selects only the
+  // owner's jobs, whatever the user is called.
+  bool owner_is_admin = false;
   int64_t created_ms = 0;
   std::optional<int64_t> last_run_ms;
 };

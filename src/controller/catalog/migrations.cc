@@ -97,6 +97,9 @@ CREATE TABLE operations (
 );
 CREATE INDEX operations_by_state ON operations (state, node);
 )"},
+      {2, "policies remember whether an admin token created them", R"(
+ALTER TABLE policies ADD COLUMN owner_is_admin BIGINT NOT NULL DEFAULT 0;
+)"},
   };
   return all;
 }

@@ -64,7 +64,8 @@ void ApiServer::RegisterCheckpointRoutes() {
           op.checkpoint_id = c.id;
           op.job_id = c.job_id;
           op.owner = c.owner;
-          op.node = body.value("node", c.node);
+          op.node = body.value("node", "");
+          if (op.node.empty()) op.node = c.node;  // default: where it was taken
           if (op.node.empty()) return InvalidArgumentError("give the node to restore on: {\"node\": \"...\"}");
           CEDANA_ASSIGN_OR_RETURN(OperationRecord created, catalog_.CreateOperation(op));
           return Reply{202, ToJson(created)};

@@ -100,7 +100,7 @@ void ApiServer::RegisterInstallerRoutes() {
       return;
     }
     std::vector<std::string> versions = BundleVersions(config_.controller_bundle_dir);
-    std::string version = req.has_param("version") ? req.get_param_value("version") : std::string(kVersion);
+    std::string version = Query(req, "version").value_or(kVersion);
     if (!SafeVersion(version) || std::find(versions.begin(), versions.end(), version) == versions.end()) {
       std::string have;
       for (const auto& v : versions) have += (have.empty() ? "" : ", ") + v;
@@ -111,15 +111,17 @@ void ApiServer::RegisterInstallerRoutes() {
                       "text/x-shellscript");
       return;
     }
-    std::string host = req.get_header_value("Host");
-    std::string base = "http://" + host + (req.path.rfind("/v1/", 0) == 0 ? "/v1" : "");
+    // Behind a TLS-terminating proxy the script must come back over https.
+    std::string scheme = req.get_header_value("X-Forwarded-Proto") == "https" ? "https" : "http";
+    std::string base = scheme + "://" + req.get_header_value("Host") + (req.path.rfind("/v1/", 0) == 0 ? "/v1" : "");
     res.set_content(InstallerScript(base, version), "text/x-shellscript");
   };
   auto bundle = [this](const httplib::Request& req, httplib::Response& res) {
     std::string why;
     Result<std::optional<Principal>> who = Authenticate(req, &why);
     if (!who.has_value() || !who->has_value()) {
-      res.status = 401;
+      res.status = who.has_value() ? 401 : 503;
+      res.set_content(who.has_value() ? why + "\n" : std::string("catalog unavailable\n"), "text/plain");
       return;
     }
     std::string version = req.matches[1].str();

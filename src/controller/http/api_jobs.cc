@@ -13,11 +13,15 @@ void ApiServer::RegisterJobRoutes() {
     if (!user) user = Query(req, "user");
     CEDANA_ASSIGN_OR_RETURN(auto jobs, catalog_.ListJobs(user));
     auto state = Query(req, "state");
-    auto enabled = Query(req, "enabled");
+    std::optional<bool> enabled;
+    if (auto e = Query(req, "enabled")) {
+      if (*e != "true" && *e != "false") return InvalidArgumentError("?enabled= takes true or false, not " + *e);
+      enabled = *e == "true";
+    }
     nlohmann::json out = nlohmann::json::array();
     for (const auto& j : jobs) {
       if (state && j.state != *state) continue;
-      if (enabled && (*enabled == "true") != j.enabled) continue;
+      if (enabled && *enabled != j.enabled) continue;
       out.push_back(ToJson(j));
     }
     return Reply{200, out};

@@ -22,6 +22,9 @@ TEST(ApiJsonTest, PolicyBodiesAreValidatedFieldByField) {
       {R"({"name":"p","interval_seconds":60,"max_checkpoints":0})", "max_checkpoints"},
       {R"({"name":"p","interval_seconds":60,"selector":{"node":"x"}})", "unknown selector key \"node\""},
       {R"({"name":"p","interval_seconds":60,"selector":"x"})", "selector must be an object"},
+      {R"({"name":"p","interval_seconds":60,"selector":{"node":null}})", "unknown selector key \"node\""},
+      {R"({"name":"p","interval_seconds":60,"selector":{"job_id":"12abc"}})", "positive job number"},
+      {R"({"name":"p","interval_seconds":60,"selector":{"job_id":-3}})", "positive job number"},
   };
   for (const auto& c : cases) {
     auto p = PolicyFromJson(nlohmann::json::parse(c.body));

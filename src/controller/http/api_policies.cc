@@ -27,6 +27,7 @@ void ApiServer::RegisterPolicyRoutes() {
     CEDANA_ASSIGN_OR_RETURN(nlohmann::json body, ParseBody(req.body));
     CEDANA_ASSIGN_OR_RETURN(PolicyRecord pol, PolicyFromJson(body));
     pol.owner = p.user;
+    pol.owner_is_admin = p.admin;
     CEDANA_ASSIGN_OR_RETURN(PolicyRecord created, catalog_.CreatePolicy(pol));
     log::Info("api: {} created policy {} \"{}\" (every {} s)", p.user, created.id, created.name,
               created.interval_seconds);

@@ -112,6 +112,14 @@ void ApiServer::Route(const char* method, const std::string& pattern, Access acc
         return;
       }
       reply = std::move(r).value();
+    } catch (const nlohmann::json::exception& e) {
+      // A body field of the wrong type (a number where a string belongs): the caller's mistake.
+      res.status = 400;
+      res.set_content(ErrorBody(InvalidArgumentError(std::string("a field of the request body has the "
+                                                                  "wrong type: ") + e.what()))
+                          .dump(),
+                      "application/json");
+      return;
     } catch (const std::exception& e) {
       log::Error("api: {} {}: internal error: {}", method, req.path, e.what());
       res.status = 500;
@@ -149,7 +157,7 @@ void ApiServer::RegisterRoutes() {
   RegisterInstallerRoutes();
   // Unknown /v1 paths answer in JSON too.
   server_->set_error_handler([](const httplib::Request& req, httplib::Response& res) {
-    if (res.body.empty() && req.path.rfind("/v1/", 0) == 0) {
+    if (res.status == 404 && res.body.empty() && req.path.rfind("/v1/", 0) == 0) {
       res.set_content(ErrorBody(NotFoundError("no such API path: " + req.path)).dump(), "application/json");
     }
   });

@@ -27,18 +27,12 @@ Result<int> SchedulePolicies(Catalog& catalog, int64_t now_ms) {
   std::set<int64_t> busy;  // jobs with a queued or running operation
   for (const auto& o : active)
     if ((o.state == "queued" || o.state == "running") && o.job_id) busy.insert(*o.job_id);
-  // Admin tokens are not in the token table by user name; "root" owns the admin's policies.
-  CEDANA_ASSIGN_OR_RETURN(auto tokens, catalog.ListTokens());
-  std::set<std::string> admins = {"root"};
-  for (const auto& t : tokens)
-    if (t.admin) admins.insert(t.user);
-
   int queued = 0;
   for (const PolicyRecord& p : policies) {
     if (!p.enabled) continue;
     for (const JobRecord& j : jobs) {
       if (j.state != "RUNNING" || !j.enabled || j.agent_node.empty() || busy.count(j.job_id)) continue;
-      if (!Matches(p, admins.count(p.owner) > 0, j)) continue;
+      if (!Matches(p, p.owner_is_admin, j)) continue;
       CEDANA_ASSIGN_OR_RETURN(auto last, catalog.LastDump(j.job_id, p.id));
       int64_t since = last ? last->created_ms : std::max(p.created_ms, j.start_time * 1000);
       if (now_ms - since < p.interval_seconds * 1000) continue;

@@ -12,7 +12,7 @@
 namespace cedana::controller {
 
 // All given selector fields must match; name_pattern is a shell glob ('*', '?'). A policy
-// owned by a non-admin user selects only that user's jobs.
+// created with a user token selects only its owner's jobs.
 bool Matches(const PolicyRecord& policy, bool owner_is_admin, const JobRecord& job);
 
 // Queues a dump for every job a policy selects whose last dump by that policy is at least

@@ -53,6 +53,7 @@ TEST(SchedulerTest, QueuesWhenDueAndNotTwice) {
   p.name = "p";
   p.interval_seconds = 60;
   p.owner = "root";
+  p.owner_is_admin = true;
   auto created = c.CreatePolicy(p);
   ASSERT_TRUE(created.has_value());
   int64_t t0 = created->created_ms;
