@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/fs.h"
+#include "common/hex.h"
 #include "common/log.h"
 #include "common/scope_exit.h"
 #include "daemon/caller_files.h"
@@ -21,17 +22,6 @@ namespace cedana::daemon {
 namespace {
 
 constexpr size_t kMaxScriptBytes = 4 << 20;
-
-std::string HexEncode(const std::string& bytes) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  out.reserve(bytes.size() * 2);
-  for (unsigned char c : bytes) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out;
-}
 
 // What is being dumped, resolved from the options.
 struct Target {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/fs.h"
+#include "common/hex.h"
 #include "common/log.h"
 #include "common/scope_exit.h"
 #include "common/unique_fd.h"
@@ -44,15 +45,6 @@ Result<std::vector<Candidate>> FindCandidates(Node& node, const Caller& caller,
   }
   if (out.empty())
     return NotFoundError(fmt::format("no checkpoint of label {} in {}", o.label, store.Describe()));
-  return out;
-}
-
-std::string HexDecode(const std::string& hex) {
-  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
-  std::string out;
-  out.reserve(hex.size() / 2);
-  for (size_t i = 0; i + 1 < hex.size(); i += 2)
-    out += static_cast<char>(nibble(hex[i]) << 4 | nibble(hex[i + 1]));
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "common/fs.h"
+#include "common/hex.h"
 #include "common/log.h"
 #include "common/unique_fd.h"
 #include "common/version.h"
@@ -41,8 +42,7 @@ Result<std::string> LoadOrCreateClusterKey(const std::string& path) {
   unsigned char raw[32];
   if (::getrandom(raw, sizeof raw, 0) != static_cast<ssize_t>(sizeof raw))
     return ErrnoStatus(errno, "getrandom for the cluster key");
-  std::string key;
-  for (unsigned char b : raw) key += fmt::format("{:02x}", b);
+  std::string key = HexEncode(std::string_view(reinterpret_cast<const char*>(raw), sizeof raw));
   CEDANA_RETURN_IF_ERROR(fs::WriteFileAtomic(path, key + "\n", 0600));
   log::Info("daemon: created cluster key {} (copy it to every node of the cluster)", path);
   return key;

@@ -6,20 +6,9 @@
 
 #include <cstdlib>
 
+#include "common/hex.h"
+
 namespace cedana::image {
-namespace {
-
-std::string Hex(const unsigned char* data, size_t size) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(size * 2, '0');
-  for (size_t i = 0; i < size; ++i) {
-    out[2 * i] = kDigits[data[i] >> 4];
-    out[2 * i + 1] = kDigits[data[i] & 0xf];
-  }
-  return out;
-}
-
-}  // namespace
 
 Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
   // Allocation failure here means the process is out of memory; nothing sensible to return.
@@ -36,7 +25,7 @@ std::string Sha256::FinalHex() {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   EVP_DigestFinal_ex(ctx_, digest, &len);
-  return Hex(digest, len);
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(digest), len));
 }
 
 std::string Sha256Hex(std::string_view data) {
@@ -50,7 +39,7 @@ std::string HmacSha256Hex(std::string_view key, std::string_view data) {
   unsigned int len = 0;
   HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
        reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac, &len);
-  return Hex(mac, len);
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(mac), len));
 }
 
 bool ConstantTimeEquals(std::string_view a, std::string_view b) {

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "common/hex.h"
 #include "common/log.h"
 
 namespace cedana::storage::s3 {
@@ -66,13 +67,7 @@ std::string Sha256Hex(std::string_view data) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int size = 0;
   EVP_Digest(data.data(), data.size(), digest, &size, EVP_sha256(), nullptr);
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex(size * 2, '0');
-  for (unsigned int i = 0; i < size; ++i) {
-    hex[2 * i] = kDigits[digest[i] >> 4];
-    hex[2 * i + 1] = kDigits[digest[i] & 0xf];
-  }
-  return hex;
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(digest), size));
 }
 
 struct UploadCursor {

@@ -1,6 +1,5 @@
 #include "controller/catalog/catalog.h"
 
-#include <openssl/evp.h>
 #include <openssl/rand.h>
 
 #include <chrono>
@@ -9,25 +8,13 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/hex.h"
+#include "image/checksum.h"
+
 namespace cedana::controller {
 namespace {
 
-std::string Hex(const unsigned char* data, size_t n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(n * 2, '0');
-  for (size_t i = 0; i < n; ++i) {
-    out[2 * i] = kDigits[data[i] >> 4];
-    out[2 * i + 1] = kDigits[data[i] & 0xf];
-  }
-  return out;
-}
-
-std::string HashToken(const std::string& token) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_Digest(token.data(), token.size(), digest, &n, EVP_sha256(), nullptr);
-  return Hex(digest, n);
-}
+std::string HashToken(const std::string& token) { return image::Sha256Hex(token); }
 
 constexpr char kJobColumns[] =
     "j.job_id, j.name, j.user_name, j.partition_name, j.node, j.state, j.start_time, "
@@ -177,7 +164,7 @@ int64_t Catalog::NextStamp() {
 Result<std::pair<int64_t, std::string>> Catalog::CreateToken(const std::string& user, bool admin) {
   unsigned char raw[24];
   if (RAND_bytes(raw, sizeof raw) != 1) return InternalError("no random bytes for a token");
-  std::string token = "cdn_" + Hex(raw, sizeof raw);
+  std::string token = "cdn_" + HexEncode(std::string_view(reinterpret_cast<const char*>(raw), sizeof raw));
   CEDANA_ASSIGN_OR_RETURN(
       auto rows, db_->Query("INSERT INTO tokens (hash, user_name, is_admin, created_ms) VALUES (?, ?, ?, ?) "
                             "RETURNING id",
@@ -295,7 +282,9 @@ Status Catalog::SyncCheckpoints(const std::vector<CheckpointRecord>& found) {
   }
   CEDANA_ASSIGN_OR_RETURN(auto rows, db_->Query("SELECT id FROM checkpoints"));
   for (const auto& r : rows) {
-    if (!ids.count(r.Text(0))) CEDANA_RETURN_IF_ERROR(DeleteCheckpoint(r.Text(0)));
+    if (!ids.count(r.Text(0))) {
+      CEDANA_RETURN_IF_ERROR(DeleteCheckpoint(r.Text(0)));
+    }
   }
   return OkStatus();
 }
