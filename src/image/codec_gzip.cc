@@ -1,5 +1,8 @@
-// gzip codec: zlib deflate/inflate with the gzip wrapper (windowBits 15 + 16), so a stream is a
-// standard gzip member that `gzip -d` reads.
+// gzip codec. Compression: libdeflate (several times faster than zlib at the same level)
+// writing one gzip member per 2 MiB of input; concatenated members are one valid gzip file,
+// so `gzip -d` still reads a stream whole. Decompression: zlib's streaming inflate across
+// members.
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -12,34 +15,35 @@ namespace cedana::image::internal {
 namespace {
 
 constexpr int kGzipWindowBits = 15 + 16;  // 32 KiB window, gzip header and trailer
+// Input per member: large enough that the per-member restart costs well under 1% of ratio,
+// small enough to keep a stream's buffers at a few MiB.
+constexpr size_t kMemberInputBytes = size_t{2} << 20;
 
 class GzipCompressor : public storage::ByteSink {
  public:
   GzipCompressor(std::unique_ptr<storage::ByteSink> out, int level)
-      : out_(std::move(out)), buf_(kCodecBufferSize) {
-    level = std::clamp(level, 0, 9);
-    if (deflateInit2(&zs_, level, Z_DEFLATED, kGzipWindowBits, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
-      status_ = InternalError("gzip: deflateInit2 failed");
-    } else {
-      initialized_ = true;
+      : out_(std::move(out)), compressor_(libdeflate_alloc_compressor(std::clamp(level, 0, 12))) {
+    if (compressor_ == nullptr) {
+      status_ = InternalError("gzip: libdeflate_alloc_compressor failed");
+      return;
     }
+    in_.reserve(kMemberInputBytes);
+    member_.resize(libdeflate_gzip_compress_bound(compressor_, kMemberInputBytes));
   }
   ~GzipCompressor() override {
-    if (initialized_) deflateEnd(&zs_);
+    if (compressor_ != nullptr) libdeflate_free_compressor(compressor_);
   }
 
   Status Write(const void* data, size_t size) override {
     if (!status_.ok()) return status_;
     if (closed_) return status_ = FailedPreconditionError("gzip: write after Close");
-    const Bytef* p = static_cast<const Bytef*>(data);
+    const char* p = static_cast<const char*>(data);
     while (size > 0) {
-      // avail_in is 32-bit.
-      uInt chunk = static_cast<uInt>(std::min<size_t>(size, UINT_MAX));
-      zs_.next_in = const_cast<Bytef*>(p);
-      zs_.avail_in = chunk;
-      while (zs_.avail_in > 0) CEDANA_RETURN_IF_ERROR(Deflate(Z_NO_FLUSH));
-      p += chunk;
-      size -= chunk;
+      size_t n = std::min(size, kMemberInputBytes - in_.size());
+      in_.append(p, n);
+      p += n;
+      size -= n;
+      if (in_.size() == kMemberInputBytes) CEDANA_RETURN_IF_ERROR(WriteMember());
     }
     return OkStatus();
   }
@@ -48,47 +52,27 @@ class GzipCompressor : public storage::ByteSink {
     if (!status_.ok()) return status_;
     if (closed_) return OkStatus();
     closed_ = true;
-    zs_.avail_in = 0;
-    bool done = false;
-    while (!done) {
-      CEDANA_ASSIGN_OR_RETURN(done, DeflateFinish());
-    }
-    CEDANA_RETURN_IF_ERROR(FlushOut());
+    // An empty stream is still one (empty) member: a gzip file is never zero bytes.
+    if (!in_.empty() || !wrote_member_) CEDANA_RETURN_IF_ERROR(WriteMember());
     return status_ = out_->Close();
   }
 
  private:
-  // Runs deflate into the free part of buf_, writing buf_ downstream when it is full.
-  Status Deflate(int flush) {
-    size_t used = used_;
-    zs_.next_out = reinterpret_cast<Bytef*>(buf_.data() + used);
-    zs_.avail_out = static_cast<uInt>(buf_.size() - used);
-    int rc = deflate(&zs_, flush);
-    used_ = buf_.size() - zs_.avail_out;
-    if (rc == Z_STREAM_ERROR) return status_ = InternalError("gzip: deflate stream error");
-    last_rc_ = rc;
-    if (used_ == buf_.size()) return FlushOut();
+  Status WriteMember() {
+    size_t n = libdeflate_gzip_compress(compressor_, in_.data(), in_.size(), member_.data(), member_.size());
+    if (n == 0) return status_ = InternalError("gzip: libdeflate_gzip_compress found no room");
+    in_.clear();
+    wrote_member_ = true;
+    if (Status s = out_->Write(member_.data(), n); !s.ok()) return status_ = s;
     return OkStatus();
-  }
-  Result<bool> DeflateFinish() {
-    CEDANA_RETURN_IF_ERROR(Deflate(Z_FINISH));
-    return last_rc_ == Z_STREAM_END;
-  }
-  Status FlushOut() {
-    if (used_ == 0) return OkStatus();
-    Status s = out_->Write(buf_.data(), used_);
-    used_ = 0;
-    if (!s.ok()) status_ = s;
-    return s;
   }
 
   std::unique_ptr<storage::ByteSink> out_;
-  std::vector<char> buf_;
-  size_t used_ = 0;
-  z_stream zs_{};
-  bool initialized_ = false;
+  libdeflate_compressor* compressor_;
+  std::string in_;
+  std::vector<char> member_;
+  bool wrote_member_ = false;
   bool closed_ = false;
-  int last_rc_ = Z_OK;
   Status status_;
 };
 
