@@ -26,6 +26,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libfmt-dev
   # tools the tests use
   gzip zstd lz4 procps psmisc util-linux python3 xz-utils
+  # the benchmark's plot (bench/run_bench.py)
+  python3-matplotlib
   # CRIU build dependencies (PLATFORM.md)
   libbsd-dev libcap-dev libgnutls28-dev libnet1-dev libnftables-dev libnl-3-dev
   libprotobuf-c-dev protobuf-c-compiler uuid-dev python3-protobuf pkgconf

@@ -1,0 +1,419 @@
+#!/usr/bin/python3
+"""Checkpoint/restore benchmark: this machine's limits, the pipeline a user would script by hand
+(criu dump + tar | gzip/zstd/lz4), and cedana's dump/restore, side by side in one run.
+
+Usage (as root, after scripts/setup.sh):  sudo bench/run_bench.py [--runs 3] [--big] [--no-s3]
+Writes bench/results.json, BENCHMARKS.md and bench/throughput.png.
+
+Every figure is a median of --runs runs (min and max kept). Absolute times swing between runs
+and machines on these VMs (first touch of fresh memory is slow), so the report gives ratios
+measured in the same run: against the limits and against the hand-made baseline.
+"""
+import argparse
+import ctypes
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CEDANA = os.environ.get("CEDANA", os.path.join(ROOT, "build/src/cli/cedana"))
+CRIU = shutil.which("criu") or "/usr/local/bin/criu"
+CRIU_ENV = dict(os.environ, CRIU_FAULT="130")  # this VM has no hardware breakpoints (PLATFORM.md)
+GiB = 1 << 30
+
+
+def log(msg):
+    print(f"bench: {msg}", file=sys.stderr, flush=True)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, shell=isinstance(cmd, str), check=True, capture_output=True, text=True, **kw)
+
+
+def timed(fn):
+    t = time.monotonic()
+    out = fn()
+    return time.monotonic() - t, out
+
+
+def stats(values):
+    return {"median": statistics.median(values), "min": min(values), "max": max(values), "n": len(values)}
+
+
+def drop_caches():
+    subprocess.run("sync; echo 3 > /proc/sys/vm/drop_caches", shell=True, check=False)
+
+
+class Workload:
+    """memfill started directly (for the baseline) or under cedana run (for ours)."""
+
+    def __init__(self, memfill, mib, kind, children):
+        self.memfill, self.mib, self.kind, self.children = memfill, mib, kind, children
+
+    @property
+    def name(self):
+        tree = f", {self.children + 1} processes" if self.children else ""
+        return f"{self.mib} MiB {self.kind}{tree}"
+
+    def argv(self):
+        return [self.memfill, str(self.mib), self.kind, str(self.children)]
+
+
+def wait_ready(path, timeout=300):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if os.path.exists(path) and "ready" in open(path).read():
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"workload never got ready ({path})")
+
+
+def descendants(pid):
+    parent = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                stat = open(f"/proc/{d}/stat").read()
+                parent[int(d)] = int(stat[stat.rindex(")") + 2:].split()[1])
+            except (OSError, ValueError):
+                pass
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parent.items() if pp == p]
+        out += kids
+        todo += kids
+    return out
+
+
+def kill_tree_of(pid):
+    """Kills a process tree this script started (by pid) and reaps it: we are the subreaper,
+    so a restored tree's processes come back to us, and their pids must be free for the next
+    restore of the same images."""
+    pids = [pid] + descendants(pid)
+    for p in pids:
+        try:
+            os.kill(p, 9)
+        except ProcessLookupError:
+            pass
+    wait_gone(pids)
+
+
+def wait_gone(pids):
+    """Reaps until none of pids exists (zombies keep their pid, and a restore needs it free)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") for p in pids):
+        try:
+            os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            pass
+        time.sleep(0.02)
+
+
+def reap_all():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+# --- limits ------------------------------------------------------------------------------------
+
+def limits(ckdir):
+    src, dst = bytearray(GiB), bytearray(GiB)
+    src[::4096] = b"x" * (GiB // 4096)  # touch both first: first touch of fresh memory is slow
+    dst[::4096] = b"y" * (GiB // 4096)  # here (PLATFORM.md) and would be measured instead
+    t, _ = timed(lambda: dst.__setitem__(slice(None), src))
+    memcpy = GiB / t / 1e9
+    del src, dst
+    path = os.path.join(ckdir, "limits.bin")
+    t, _ = timed(lambda: run(f"dd if=/dev/zero of={path} bs=4M count=256 conv=fdatasync status=none"))
+    write = GiB / t / 1e9
+    drop_caches()
+    t, _ = timed(lambda: run(f"dd if={path} of=/dev/null bs=4M status=none"))
+    read = GiB / t / 1e9
+    os.unlink(path)
+    return {"memcpy_gbs": memcpy, "disk_write_gbs": write, "disk_read_gbs": read}
+
+
+# --- baseline: criu dump + tar | compressor, by hand --------------------------------------------
+
+BASELINE_CODECS = {"gzip": ("gzip -1", "gzip -dc", "gz"), "zstd": ("zstd -1 -T0 -q", "zstd -dcq", "zst"),
+                   "lz4": ("lz4 -1 -q", "lz4 -dcq", "lz4")}
+
+
+def baseline_once(w, work, ckdir):
+    out = os.path.join(work, "plain.out")
+    proc = subprocess.Popen(w.argv(), stdin=subprocess.DEVNULL, stdout=open(out, "w"), stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    wait_ready(out)
+    img = os.path.join(work, "img")
+    os.makedirs(img)
+    tree = [proc.pid] + descendants(proc.pid)
+    dump_t, _ = timed(lambda: run([CRIU, "dump", "-t", str(proc.pid), "-D", img, "--shell-job", "-o", "dump.log"],
+                                  env=CRIU_ENV))
+    proc.wait()
+    wait_gone(tree)
+    sync_t, _ = timed(lambda: run(["sync", "-f", os.path.join(img, "inventory.img")]))
+    r = {"frozen": dump_t, "dump_fsync": dump_t + sync_t}
+    for codec, (comp, decomp, ext) in BASELINE_CODECS.items():
+        target = os.path.join(ckdir, f"baseline.tar.{ext}")
+        t, _ = timed(lambda: run(f"tar -cf - -C {img} . | {comp} > {target} && sync -f {target}"))
+        r[f"checkpoint_{codec}"] = dump_t + sync_t + t
+        r[f"size_{codec}"] = os.path.getsize(target)
+        # restore: decompress and untar, then criu restore
+        img2 = os.path.join(work, "img2")
+        os.makedirs(img2)
+        drop_caches()
+        t_un, _ = timed(lambda: run(f"{decomp} {target} | tar -xf - -C {img2}"))
+        t_rs, pid = timed(lambda: criu_restore(img2))
+        kill_tree_of(pid)
+        r[f"restore_{codec}"] = t_un + t_rs
+        shutil.rmtree(img2)
+        os.unlink(target)
+    drop_caches()
+    t_rs, pid = timed(lambda: criu_restore(img))
+    kill_tree_of(pid)
+    r["restore_plain"] = t_rs
+    r["image_bytes"] = sum(os.path.getsize(os.path.join(img, f)) for f in os.listdir(img))
+    shutil.rmtree(img)
+    return r
+
+
+def criu_restore(img):
+    pidfile = os.path.join(img, "restored.pid")
+    r = subprocess.run([CRIU, "restore", "-D", img, "-d", "--shell-job", "--pidfile", pidfile, "-o", "restore.log"],
+                       env=CRIU_ENV, capture_output=True, text=True)
+    if r.returncode != 0:
+        errors = [l for l in open(os.path.join(img, "restore.log")) if "Error" in l and "RLIMIT" not in l]
+        raise RuntimeError(f"criu restore of {img} failed: {''.join(errors[-3:])}")
+    return int(open(pidfile).read())
+
+
+# --- ours: cedana dump / restore ------------------------------------------------------------------
+
+class Daemon:
+    def __init__(self, home, env_extra):
+        self.home = home
+        self.env = dict(os.environ, CEDANA_CONFIG=f"{home}/config.json", CEDANA_DAEMON_SOCKET=f"{home}/cedana.sock",
+                        CEDANA_DAEMON_STATE_DIR=f"{home}/state", CEDANA_CHECKPOINT_DIR=f"{home}/checkpoints",
+                        CEDANA_CHECKPOINT_WORK_DIR=f"{home}/work", CEDANA_DAEMON_LOG_FILE=f"{home}/daemon.log",
+                        CEDANA_CLUSTER_KEY_FILE=f"{home}/cluster.key", CEDANA_CHECKPOINT_KEEP="0",
+                        CEDANA_CRIU_TIMEOUT_SECONDS="600", **env_extra)
+        self.proc = subprocess.Popen([CEDANA, "daemon", "start"], env=self.env, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            if subprocess.run([CEDANA, "daemon", "status"], env=self.env, capture_output=True).returncode == 0:
+                return
+            time.sleep(0.1)
+        raise RuntimeError("the cedana daemon did not start")
+
+    def cli(self, *args):
+        return run([CEDANA, *args], env=self.env).stdout.strip()
+
+    def last_dump_timing(self):
+        lines = [l for l in open(f"{self.home}/daemon.log") if " dump: checkpoint " in l]
+        m = re.search(r"dump (\d+) ms, total (\d+) ms", lines[-1])
+        return int(m.group(1)) / 1000, int(m.group(2)) / 1000
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def ours_once(d, w, codec, streams, ck_dir):
+    out = os.path.join(d.home, "w.out")
+    if os.path.exists(out):
+        os.unlink(out)
+    wid = d.cli("run", "--label", "bench", "--output", out, "--", *w.argv())
+    wait_ready(out)
+    args = ["dump", wid, "--compression", codec, "--streams", str(streams), "--leave-running"]
+    if ck_dir:
+        args += ["--dir", ck_dir]
+    ck = d.cli(*args)
+    frozen, total = d.last_dump_timing()
+    d.cli("kill", wid)
+    drop_caches()
+    rargs = ["restore", ck] + (["--dir", ck_dir] if ck_dir else [])
+    t_rs, rid = timed(lambda: d.cli(*rargs))
+    d.cli("kill", rid)
+    listing = json.loads(d.cli("checkpoints", "--json", *(["--dir", ck_dir] if ck_dir else [])))
+    rows = listing.get("checkpoints", listing) if isinstance(listing, dict) else listing
+    size = next((c.get("stored_bytes", 0) for c in rows if c.get("id") == ck), 0)
+    d.cli("checkpoints", "delete", ck, *(["--dir", ck_dir] if ck_dir else []))
+    return {"frozen": frozen, "checkpoint": total, "restore": t_rs, "size": size}
+
+
+# --- report ------------------------------------------------------------------------------------
+
+def fmt_s(st):
+    return f"{st['median']:.2f} s ({st['min']:.2f}-{st['max']:.2f})"
+
+
+def report(results, path_md, path_png):
+    L = results["limits"]
+    lines = ["# Benchmarks", "",
+             f"Measured {results['when']} on this machine ({results['machine']}), one run of "
+             "`sudo bench/run_bench.py`; medians of "
+             f"{results['runs']} runs with min-max. Ratios compare figures of the same run.", "",
+             "## Limits", "",
+             f"- memory copy (warm memory): {L['memcpy_gbs']:.2f} GB/s",
+             f"- checkpoint dir sequential write with fdatasync: {L['disk_write_gbs']:.2f} GB/s",
+             f"- checkpoint dir cold sequential read: {L['disk_read_gbs']:.2f} GB/s", ""]
+    for w in results["workloads"]:
+        b, gib = w["baseline"], w["mib"] / 1024
+        lines += [f"## {w['name']}", "",
+                  f"Baseline by hand: `criu dump` {fmt_s(b['frozen'])} (+fsync {b['dump_fsync']['median']:.2f} s), "
+                  f"`criu restore` {fmt_s(b['restore_plain'])}, images {b['image_bytes']['median'] / GiB:.2f} GiB.", "",
+                  "| | checkpoint | frozen | restore | size | GB/s (ckpt) | ckpt / criu dump+fsync | "
+                  "ckpt / criu+tar\\|codec | restore / criu restore |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for codec in BASELINE_CODECS:
+            lines.append(f"| criu + tar \\| {BASELINE_CODECS[codec][0]} | {fmt_s(b['checkpoint_' + codec])} | "
+                         f"{b['frozen']['median']:.2f} s | {fmt_s(b['restore_' + codec])} | "
+                         f"{b['size_' + codec]['median'] / GiB:.2f} GiB | "
+                         f"{gib * 1.0737 / b['checkpoint_' + codec]['median']:.2f} | "
+                         f"{b['checkpoint_' + codec]['median'] / b['dump_fsync']['median']:.2f} | 1.00 | "
+                         f"{b['restore_' + codec]['median'] / b['restore_plain']['median']:.2f} |")
+        for key, o in w["ours"].items():
+            codec = key.split(" ")[1]
+            base = b.get("checkpoint_" + codec)
+            vs_base = f"{o['checkpoint']['median'] / base['median']:.2f}" if base else "-"
+            lines.append(f"| {key} | {fmt_s(o['checkpoint'])} | {o['frozen']['median']:.2f} s | {fmt_s(o['restore'])} | "
+                         f"{o['size']['median'] / GiB:.2f} GiB | {gib * 1.0737 / o['checkpoint']['median']:.2f} | "
+                         f"{o['checkpoint']['median'] / b['dump_fsync']['median']:.2f} | {vs_base} | "
+                         f"{o['restore']['median'] / b['restore_plain']['median']:.2f} |")
+        lines.append("")
+    lines += ["## Plot", "", f"![checkpoint throughput against memory size]({os.path.relpath(path_png, ROOT)})", "",
+              "## How to read it", "",
+              "- *checkpoint*: from the request to a committed checkpoint (ours: `cedana dump --leave-running`, "
+              "manifest written and fsynced); baseline: `criu dump` + fsync, then `tar | codec` into the "
+              "checkpoint dir + fsync.",
+              "- *frozen*: how long the workload is stopped (ours: CRIU's dump phase of a leave-running dump).",
+              "- *restore*: from the request until the processes run again (ours: verify, decompress, "
+              "`criu restore`; baseline: decompress + untar, then `criu restore`), caches dropped first.",
+              "- GB/s is resident memory checkpointed per second.", ""]
+    with open(path_md, "w") as f:
+        f.write("\n".join(lines))
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        log("matplotlib missing: no plot (apt-get install python3-matplotlib)")
+        return
+    series = {}
+    for w in results["workloads"]:
+        if w["kind"] != "typical" or w["children"]:
+            continue
+        gib = w["mib"] / 1024
+        b = w["baseline"]
+        series.setdefault("criu + tar | zstd -1", []).append((gib, gib * 1.0737 / b["checkpoint_zstd"]["median"]))
+        series.setdefault("criu dump + fsync (no compression)", []).append((gib, gib * 1.0737 / b["dump_fsync"]["median"]))
+        for key, o in w["ours"].items():
+            if key.startswith("local"):
+                series.setdefault("cedana " + key, []).append((gib, gib * 1.0737 / o["checkpoint"]["median"]))
+    plt.figure(figsize=(8, 5))
+    for name, pts in sorted(series.items()):
+        pts.sort()
+        plt.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+    plt.xlabel("resident memory (GiB, typical 3:1 data)")
+    plt.ylabel("checkpoint throughput (GB/s)")
+    plt.title("Checkpoint throughput against memory size")
+    plt.grid(alpha=0.3)
+    plt.legend(fontsize=7)
+    plt.tight_layout()
+    plt.savefig(path_png, dpi=110)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--big", action="store_true", help="also the 4 GiB workloads")
+    ap.add_argument("--no-s3", action="store_true", help="skip the loopback S3 server")
+    ap.add_argument("--quick", action="store_true",
+                    help="a smoke run: 64 MiB workloads, one run, no S3 (figures not representative)")
+    args = ap.parse_args()
+    if args.quick:
+        args.runs, args.no_s3 = 1, True
+    if os.geteuid() != 0:
+        sys.exit("bench: run as root (CRIU)")
+    ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: detached restores come back to us
+    home = tempfile.mkdtemp(prefix="cedana-bench.", dir="/var/tmp")
+    memfill = os.path.join(home, "memfill")
+    run(["cc", "-O2", "-o", memfill, os.path.join(ROOT, "bench/workloads/memfill.c")])
+    ckdir = os.path.join(home, "ck")
+    os.makedirs(ckdir)
+    workloads = [Workload(memfill, 256, "typical", 0), Workload(memfill, 1024, "typical", 0),
+                 Workload(memfill, 1024, "random", 0), Workload(memfill, 1024, "typical", 7)]
+    if args.quick:
+        workloads = [Workload(memfill, 32, "typical", 0), Workload(memfill, 64, "typical", 0),
+                     Workload(memfill, 64, "typical", 7)]
+    if args.big:
+        workloads += [Workload(memfill, 4096, "typical", 0), Workload(memfill, 4096, "random", 0)]
+    rgw_dir = None
+    env_extra = {}
+    if not args.no_s3:
+        rgw_dir = os.path.join(home, "rgw")
+        os.makedirs(rgw_dir)
+        run(f"source {ROOT}/tests/s3/rgw.sh && rgw_start {rgw_dir} 9980 && s3_make_bucket bench", executable="/bin/bash")
+        env_extra = {"AWS_ACCESS_KEY_ID": "CEDANAKEY", "AWS_SECRET_ACCESS_KEY": "CEDANASECRET",
+                     "AWS_ENDPOINT_URL": "http://127.0.0.1:9980", "AWS_REGION": "us-east-1"}
+    results = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "runs": args.runs,
+               "machine": f"{os.cpu_count()} cores, {os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE') // GiB} GiB, "
+                          f"kernel {os.uname().release}"}
+    d = Daemon(home, env_extra)
+    try:
+        log("limits")
+        results["limits"] = limits(ckdir)
+        results["workloads"] = []
+        for w in workloads:
+            log(f"{w.name}: baseline")
+            base = []
+            for _ in range(args.runs):
+                work = tempfile.mkdtemp(dir=home)
+                base.append(baseline_once(w, work, ckdir))
+                shutil.rmtree(work)
+                reap_all()
+            entry = {"name": w.name, "mib": w.mib, "kind": w.kind, "children": w.children,
+                     "baseline": {k: stats([r[k] for r in base]) for k in base[0]}, "ours": {}}
+            # Every codec with 1, 2 and 4 streams on the 1 GiB typical workload; 1 and 4 on the
+            # others (the run stays under half an hour); the tree with zstd.
+            all_streams = (1, 2, 4) if (w.mib == 1024 and w.kind == "typical") else (1, 4)
+            configs = [(c, s) for c in ("none", "lz4", "zstd", "gzip") for s in all_streams]
+            if w.children:
+                configs = [("zstd", 1), ("zstd", 4)]
+            targets = [("local", None)]
+            if rgw_dir and w.mib == 1024 and w.kind == "typical" and not w.children:
+                targets.append(("s3", "s3://bench/run"))
+            for where, ck in targets:
+                for codec, streams in configs if where == "local" else [("zstd", 1), ("zstd", 4)]:
+                    key = f"{where} {codec} x{streams}"
+                    log(f"{w.name}: {key}")
+                    runs = [ours_once(d, w, codec, streams, ck) for _ in range(args.runs)]
+                    reap_all()
+                    entry["ours"][key] = {k: stats([r[k] for r in runs]) for k in runs[0]}
+            results["workloads"].append(entry)
+            with open(os.path.join(ROOT, "bench/results.json"), "w") as f:
+                json.dump(results, f, indent=1)
+    finally:
+        d.stop()
+        if rgw_dir:
+            subprocess.run(f"source {ROOT}/tests/s3/rgw.sh && rgw_stop {rgw_dir}", shell=True, executable="/bin/bash")
+        reap_all()
+        shutil.rmtree(home, ignore_errors=True)
+    report(results, os.path.join(ROOT, "BENCHMARKS.md"), os.path.join(ROOT, "bench/throughput.png"))
+    log("wrote BENCHMARKS.md and bench/throughput.png")
+
+
+if __name__ == "__main__":
+    main()

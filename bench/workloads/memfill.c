@@ -1,0 +1,72 @@
+// Benchmark workload: holds MIB of resident memory, then sleeps until killed.
+// Usage: memfill MIB random|typical [CHILDREN]
+//   random   incompressible (xorshift64)
+//   typical  about 3:1 compressible with zstd -1: text-like records with varying numbers,
+//            the shape of a simulation's state dumps and logs
+// With CHILDREN > 0 the memory is split across 1 + CHILDREN processes (a process tree).
+// Prints "ready" once every process has touched all its memory.
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void FillRandom(unsigned char* mem, size_t bytes, uint64_t seed) {
+  uint64_t x = seed;
+  for (size_t i = 0; i + 8 <= bytes; i += 8) {
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    memcpy(mem + i, &x, 8);
+  }
+}
+
+static void FillTypical(unsigned char* mem, size_t bytes, uint64_t seed) {
+  static const char* words[] = {"step", "energy", "particle", "velocity", "cell", "flux",
+                                "pressure", "boundary", "residual", "iteration"};
+  uint64_t x = seed;
+  size_t off = 0;
+  while (off < bytes) {
+    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    char line[96];
+    int n = snprintf(line, sizeof line, "%s=%llu %s=%llu.%03llu\n", words[x % 10],
+                     (unsigned long long)(x >> 40), words[(x >> 8) % 10],
+                     (unsigned long long)((x >> 20) & 0xffff), (unsigned long long)((x >> 4) % 1000));
+    size_t take = (size_t)n < bytes - off ? (size_t)n : bytes - off;
+    memcpy(mem + off, line, take);
+    off += take;
+  }
+}
+
+static void Hold(size_t mib, int typical, uint64_t seed) {
+  size_t bytes = mib << 20;
+  unsigned char* mem = malloc(bytes);
+  if (!mem) { fprintf(stderr, "memfill: cannot allocate %zu MiB\n", mib); exit(1); }
+  if (typical) FillTypical(mem, bytes, seed); else FillRandom(mem, bytes, seed);
+}
+
+int main(int argc, char** argv) {
+  if (argc < 3) { fprintf(stderr, "usage: memfill MIB random|typical [CHILDREN]\n"); return 2; }
+  size_t mib = strtoul(argv[1], NULL, 10);
+  int typical = strcmp(argv[2], "typical") == 0;
+  int children = argc > 3 ? atoi(argv[3]) : 0;
+  size_t share = mib / (size_t)(children + 1);
+  int ready[2];
+  if (pipe(ready) != 0) return 1;
+  for (int c = 0; c < children; c++) {
+    if (fork() == 0) {
+      Hold(share, typical, 0x9E3779B97F4A7C15ull + (uint64_t)c + 1);
+      if (write(ready[1], "x", 1) != 1) _exit(1);
+      for (;;) pause();
+    }
+  }
+  Hold(share, typical, 0x9E3779B97F4A7C15ull);
+  for (int c = 0; c < children; c++) {
+    char b;
+    if (read(ready[0], &b, 1) != 1) return 1;
+  }
+  close(ready[0]);
+  close(ready[1]);
+  printf("ready\n");
+  fflush(stdout);
+  for (;;) pause();
+}
