@@ -340,6 +340,8 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--big", action="store_true", help="also the 4 GiB workloads")
     ap.add_argument("--no-s3", action="store_true", help="skip the loopback S3 server")
+    ap.add_argument("--only", help="run only the workloads whose name contains this, and merge them into "
+                                   "the existing bench/results.json")
     ap.add_argument("--quick", action="store_true",
                     help="a smoke run: 64 MiB workloads, one run, no S3 (figures not representative)")
     args = ap.parse_args()
@@ -360,6 +362,8 @@ def main():
                      Workload(memfill, 64, "typical", 7)]
     if args.big:
         workloads += [Workload(memfill, 4096, "typical", 0), Workload(memfill, 4096, "random", 0)]
+    if args.only:
+        workloads = [w for w in workloads if args.only in w.name]
     rgw_dir = None
     env_extra = {}
     if not args.no_s3:
@@ -371,6 +375,8 @@ def main():
     results = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "runs": args.runs,
                "machine": f"{os.cpu_count()} cores, {os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE') // GiB} GiB, "
                           f"kernel {os.uname().release}"}
+    if args.only:
+        shutil.copy(os.path.join(ROOT, "bench/results.json"), os.path.join(ROOT, "bench/results.json") + ".previous")
     d = Daemon(home, env_extra)
     try:
         log("limits")
@@ -411,6 +417,13 @@ def main():
             subprocess.run(f"source {ROOT}/tests/s3/rgw.sh && rgw_stop {rgw_dir}", shell=True, executable="/bin/bash")
         reap_all()
         shutil.rmtree(home, ignore_errors=True)
+    if args.only:  # keep the other workloads of the previous run
+        previous = json.load(open(os.path.join(ROOT, "bench/results.json") + ".previous"))
+        fresh = {w["name"]: w for w in results["workloads"]}
+        results["workloads"] = [fresh.pop(w["name"], w) for w in previous["workloads"]] + list(fresh.values())
+        results["limits"] = previous["limits"]
+        with open(os.path.join(ROOT, "bench/results.json"), "w") as f:
+            json.dump(results, f, indent=1)
     report(results, os.path.join(ROOT, "BENCHMARKS.md"), os.path.join(ROOT, "bench/throughput.png"))
     log("wrote BENCHMARKS.md and bench/throughput.png")
 

@@ -37,11 +37,16 @@ static void FillTypical(unsigned char* mem, size_t bytes, uint64_t seed) {
   }
 }
 
+// Where the memory stays reachable: without it the compiler may drop the stores of memory that
+// is never read again (it did, for the random fill), and nothing would be resident.
+unsigned char* volatile g_held;
+
 static void Hold(size_t mib, int typical, uint64_t seed) {
   size_t bytes = mib << 20;
   unsigned char* mem = malloc(bytes);
   if (!mem) { fprintf(stderr, "memfill: cannot allocate %zu MiB\n", mib); exit(1); }
   if (typical) FillTypical(mem, bytes, seed); else FillRandom(mem, bytes, seed);
+  g_held = mem;
 }
 
 int main(int argc, char** argv) {
