@@ -7,11 +7,10 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
-#include <set>
 #include <mutex>
+#include <set>
 #include <thread>
 
-#include "common/fs.h"
 #include "common/label.h"
 #include "common/log.h"
 #include "common/version.h"
