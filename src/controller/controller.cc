@@ -104,16 +104,16 @@ class Watcher {
     Result<std::vector<CheckpointRecord>> of_label =
         catalog_.ListCheckpoints({made->owner, made->label, std::nullopt});
     if (!of_label.has_value()) return;
-    for (const std::string& id : PolicyCheckpointsToDelete(*policy, *of_label)) {
-      Result<CheckpointRecord> c = catalog_.GetCheckpoint(id);
-      if (!c.has_value()) continue;
-      Result<std::unique_ptr<storage::CheckpointStore>> store = storage::OpenStore(config_.checkpoint_dir, config_);
-      if (!store.has_value()) return Report("retention", store.error());
-      Status s = (*store)->Delete(storage::CheckpointRef{c->owner, c->label, c->id});
+    std::vector<std::string> doomed = PolicyCheckpointsToDelete(*policy, *of_label);
+    if (doomed.empty()) return;
+    Result<std::unique_ptr<storage::CheckpointStore>> store = storage::OpenStore(config_.checkpoint_dir, config_);
+    if (!store.has_value()) return Report("retention", store.error());
+    for (const std::string& id : doomed) {  // all of made's owner and label
+      Status s = (*store)->Delete(storage::CheckpointRef{made->owner, made->label, id});
       if (s.ok()) s = catalog_.DeleteCheckpoint(id);
       if (s.ok())
         log::Info("policy: \"{}\" deleted checkpoint {} (keeping {} of label {})", policy->name, id,
-                  *policy->max_checkpoints, c->label);
+                  *policy->max_checkpoints, made->label);
       Report("retention", s);
     }
   }

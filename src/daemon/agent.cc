@@ -1,7 +1,5 @@
 #include "daemon/agent.h"
 
-#include <pwd.h>
-
 #include <chrono>
 
 #include "common/log.h"
@@ -27,14 +25,6 @@ std::optional<std::pair<std::string, WorkloadSpec>> WorkloadOfJob(const Node& no
       return std::make_pair(id, *spec);
   }
   return std::nullopt;
-}
-
-Result<uid_t> UidOf(const std::string& user) {
-  struct passwd pw, *found = nullptr;
-  char buf[4096];
-  if (getpwnam_r(user.c_str(), &pw, buf, sizeof buf, &found) != 0 || found == nullptr)
-    return NotFoundError("user " + user + " does not exist on this node");
-  return pw.pw_uid;
 }
 
 }  // namespace
@@ -144,7 +134,7 @@ void Agent::RunOperation(const nlohmann::json& op) {
       }
     }
   } else if (kind == "restore") {
-    Result<uid_t> uid = UidOf(op.value("owner", ""));
+    Result<uid_t> uid = UidOfUser(op.value("owner", ""));
     if (!uid.has_value()) {
       failure = uid.error();
     } else {

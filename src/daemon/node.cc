@@ -1,6 +1,5 @@
 #include "daemon/node.h"
 
-#include <pwd.h>
 
 #include <fmt/format.h>
 
@@ -29,15 +28,6 @@ std::unique_lock<std::mutex> Node::LockWorkload(const std::string& id) {
     mu = slot.get();
   }
   return std::unique_lock<std::mutex>(*mu);
-}
-
-std::string UserName(uid_t uid) {
-  passwd pw{};
-  passwd* result = nullptr;
-  char buf[4096];
-  if (::getpwuid_r(uid, &pw, buf, sizeof buf, &result) == 0 && result != nullptr)
-    return result->pw_name;
-  return fmt::format("uid-{}", uid);
 }
 
 Status CheckOwner(const Caller& caller, uid_t owner, const std::string& what) {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/config.h"
+#include "common/system_names.h"
 #include "daemon/workload.h"
 #include "engine/criu_client.h"
 #include "storage/checkpoint_store.h"
@@ -55,8 +56,6 @@ class Node {
   std::map<std::string, std::unique_ptr<std::mutex>> locks_;
 };
 
-// The user name of uid, or "uid-<n>" when it has none.
-std::string UserName(uid_t uid);
 // kPermissionDenied unless the caller is root or `owner`.
 Status CheckOwner(const Caller& caller, uid_t owner, const std::string& what);
 

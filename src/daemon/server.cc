@@ -105,12 +105,6 @@ void ServeConnection(Node& node, UniqueFd conn) {
   }
 }
 
-std::string Hostname() {
-  char buf[256] = {};
-  ::gethostname(buf, sizeof buf - 1);
-  return buf;
-}
-
 std::string SelfExe() {
   std::error_code ec;
   auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -156,9 +150,7 @@ int RunDaemon(const Config& config) {
 
   Result<UniqueFd> listener = Listen(config.socket_path);
   if (!listener.has_value()) return fail(listener.error());
-  // The node's name in manifests and towards the controller: daemon.node_name, else the host name.
-  Node node(config, std::move(criu).value(), *key, SelfExe(),
-            config.node_name.empty() ? Hostname() : config.node_name, *criu_version);
+  Node node(config, std::move(criu).value(), *key, SelfExe(), NodeName(config), *criu_version);
 
   int running = 0;
   if (auto ids = node.records().List(); ids.has_value())

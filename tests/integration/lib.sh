@@ -57,20 +57,7 @@ stop_daemon() {
 
 # Kills every workload this test's daemon knows, then the daemon, then runs CLEANUPS.
 cleanup() {
-  local pids
-  pids=$(python3 - "$T/state/workloads" <<'PY' 2>/dev/null
-import json, os, sys
-root = sys.argv[1]
-for d in os.listdir(root) if os.path.isdir(root) else []:
-    try:
-        s = json.load(open(os.path.join(root, d, "state.json")))
-    except Exception:
-        continue
-    if s.get("status") == "running" and s.get("pid"):
-        print(s["pid"])
-PY
-)
-  for p in $pids; do kill -9 "$p" 2>/dev/null; done
+  bash "$ROOT/tests/kill_workloads.sh" "$T/state"
   stop_daemon
   for c in "${CLEANUPS[@]}"; do eval "$c"; done
   sleep 0.3

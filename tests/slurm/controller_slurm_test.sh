@@ -49,10 +49,7 @@ chmod 600 "$CONFIG"
 cleanup() {
   scancel --user=root 2>/dev/null
   sleep 1
-  for f in "$T"/state/workloads/*/state.json; do
-    [ -f "$f" ] || continue
-    python3 -c "import json,sys; s=json.load(open(sys.argv[1])); print(s['pid'] if s.get('status')=='running' else '')" "$f" | xargs -r kill -9 2>/dev/null
-  done
+  bash "$ROOT/tests/kill_workloads.sh" "$T/state"
   for p in "$CONTROLLER_PID" "$DAEMON_PID"; do [ -n "$p" ] && kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
   "$CEDANA" slurm destroy --no-restart >/dev/null 2>&1
   cluster_stop

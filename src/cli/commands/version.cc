@@ -1,24 +1,13 @@
 // `cedana version [--init-config]` and `cedana config show`.
-#include <unistd.h>
-
 #include <filesystem>
 
 #include "cli/cli_context.h"
 #include "common/fs.h"
+#include "common/system_names.h"
 #include "common/version.h"
 #include "protocol/controller_client.h"
 
 namespace cedana::cli {
-namespace {
-
-std::string Hostname() {
-  char name[256] = "";
-  ::gethostname(name, sizeof name - 1);
-  return name;
-}
-
-}  // namespace
-
 void AddVersionCommand(CLI::App& app, CliContext& ctx) {
   auto* init = new bool(false);
   auto* version = app.add_subcommand("version", "Print the version; --init-config writes the config");
@@ -45,7 +34,7 @@ void AddVersionCommand(CLI::App& app, CliContext& ctx) {
     if (c.url.empty() || c.auth_token.empty()) return;
     // The seeds' step "on all nodes, cedana version --init-config" also makes the node known
     // to the controller; a controller that is down is not fatal (the daemon registers later).
-    std::string node = c.node_name.empty() ? Hostname() : c.node_name;
+    std::string node = NodeName(c);
     protocol::ControllerClient client(c.url, c.auth_token);
     Result<nlohmann::json> r = client.Post("/agent/register", {{"node", node}, {"version", kVersion}});
     if (r.has_value()) {

@@ -89,14 +89,18 @@ say "done. Start the node daemon: cedana daemon start (or systemctl enable --now
 }  // namespace
 
 void ApiServer::RegisterInstallerRoutes() {
-  auto script = [this](const httplib::Request& req, httplib::Response& res) {
+  // "" when the request carries a good token; else why not, with res.status set (401, or 503
+  // when the catalog does not answer).
+  auto refusal = [this](const httplib::Request& req, httplib::Response& res) -> std::string {
     std::string why;
     Result<std::optional<Principal>> who = Authenticate(req, &why);
-    if (!who.has_value() || !who->has_value()) {
-      res.status = who.has_value() ? 401 : 503;
-      res.set_content("echo 'cedana installer: " + (who.has_value() ? why : std::string("catalog unavailable")) +
-                          "' >&2; exit 1\n",
-                      "text/x-shellscript");
+    if (who.has_value() && who->has_value()) return "";
+    res.status = who.has_value() ? 401 : 503;
+    return who.has_value() ? why : "catalog unavailable";
+  };
+  auto script = [this, refusal](const httplib::Request& req, httplib::Response& res) {
+    if (std::string why = refusal(req, res); !why.empty()) {
+      res.set_content("echo 'cedana installer: " + why + "' >&2; exit 1\n", "text/x-shellscript");
       return;
     }
     std::vector<std::string> versions = BundleVersions(config_.controller_bundle_dir);
@@ -116,12 +120,9 @@ void ApiServer::RegisterInstallerRoutes() {
     std::string base = scheme + "://" + req.get_header_value("Host") + (req.path.rfind("/v1/", 0) == 0 ? "/v1" : "");
     res.set_content(InstallerScript(base, version), "text/x-shellscript");
   };
-  auto bundle = [this](const httplib::Request& req, httplib::Response& res) {
-    std::string why;
-    Result<std::optional<Principal>> who = Authenticate(req, &why);
-    if (!who.has_value() || !who->has_value()) {
-      res.status = who.has_value() ? 401 : 503;
-      res.set_content(who.has_value() ? why + "\n" : std::string("catalog unavailable\n"), "text/plain");
+  auto bundle = [this, refusal](const httplib::Request& req, httplib::Response& res) {
+    if (std::string why = refusal(req, res); !why.empty()) {
+      res.set_content(why + "\n", "text/plain");
       return;
     }
     std::string version = req.matches[1].str();

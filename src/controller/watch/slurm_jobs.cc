@@ -1,6 +1,5 @@
 #include "controller/watch/slurm_jobs.h"
 
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -9,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "common/system_names.h"
+
 extern "C" {
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
@@ -16,13 +17,6 @@ extern "C" {
 
 namespace cedana::controller {
 namespace {
-
-std::string UserOf(uint32_t uid) {
-  struct passwd pw, *found = nullptr;
-  char buf[4096];
-  if (getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found != nullptr) return pw.pw_name;
-  return "uid-" + std::to_string(uid);
-}
 
 std::string Str(const char* s) { return s ? s : ""; }
 
@@ -64,7 +58,7 @@ Result<std::vector<JobRecord>> LoadSlurmJobs() {
     JobRecord r;
     r.job_id = j.job_id;
     r.name = Str(j.name);
-    r.user = UserOf(j.user_id);
+    r.user = UserName(j.user_id);
     r.partition = Str(j.partition);
     r.node = Str(j.nodes);
     r.state = StateName(j.job_state);
