@@ -9,6 +9,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CRIU_PREFIX=${CEDANA_CRIU_PREFIX:-/opt/cedana/criu}
 CRIU_VERSION=4.1.1
+SLURM_SRC_ROOT=${CEDANA_SLURM_SRC_ROOT:-/opt/cedana/slurm-src}
 BUILD_DIR=${CEDANA_BUILD_DIR:-$ROOT/build}
 export DEBIAN_FRONTEND=noninteractive
 
@@ -115,9 +116,42 @@ install_criu() {
   ln -sf "$CRIU_PREFIX/sbin/criu" /usr/local/bin/criu
 }
 
+# task_cedana.so needs SLURM's internal headers and the config.h of a configured tree, which
+# Debian does not package: fetch the installed slurm-wlm's own source (with Debian's patches,
+# so structures match the installed binaries) through a temporary deb-src entry and run a
+# plain ./configure (about 2.5 minutes; nothing is compiled). Kept per version.
+prepare_slurm_source() {
+  local deb_ver upstream dir tmp_list=/etc/apt/sources.list.d/cedana-slurm-src.sources
+  deb_ver=$(dpkg-query -W -f='${Version}' slurm-wlm 2>/dev/null) || die "slurm-wlm is not installed"
+  upstream=${deb_ver%%-*}
+  dir=$SLURM_SRC_ROOT/$upstream
+  if [ -f "$dir/config.h" ]; then log "slurm source: $upstream configured in $dir"; return; fi
+  log "slurm source: fetching slurm-wlm $deb_ver from Debian (temporary deb-src entry)"
+  local work=$SLURM_SRC_ROOT/.fetch
+  rm -rf "$work" && mkdir -p "$work"
+  if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+    sed 's/^Types: *deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources >"$tmp_list"
+  else
+    sed -n 's/^deb /deb-src /p' /etc/apt/sources.list >"${tmp_list%.sources}.list"
+  fi
+  trap 'rm -f "$tmp_list" "${tmp_list%.sources}.list"; apt-get update -qq || true' RETURN
+  apt-get update -qq
+  (cd "$work" && apt-get source -qq "slurm-wlm=$deb_ver" >"$work/fetch.log" 2>&1) \
+    || { tail -20 "$work/fetch.log"; die "could not fetch the slurm-wlm $deb_ver source"; }
+  rm -f "$tmp_list" "${tmp_list%.sources}.list"; trap - RETURN
+  apt-get update -qq
+  local tree; tree=$(find "$work" -mindepth 1 -maxdepth 1 -type d -name 'slurm*' | head -n1)
+  [ -n "$tree" ] || die "the slurm-wlm source did not unpack in $work"
+  log "slurm source: configuring $upstream (about 2.5 minutes, config.h only)"
+  (cd "$tree" && ./configure >"$work/configure.log" 2>&1) \
+    || { tail -20 "$work/configure.log"; die "configure of the SLURM source failed (log: $work/configure.log)"; }
+  rm -rf "$dir" && mv "$tree" "$dir" && rm -rf "$work"
+}
+
 build_project() {
   log "build: configuring and building in $BUILD_DIR"
-  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCEDANA_SLURM_SOURCE_ROOT="$SLURM_SRC_ROOT" >/dev/null
   cmake --build "$BUILD_DIR" -j"$(nproc)"
   log "install: cedana binaries to /usr/local/bin"
   cmake --install "$BUILD_DIR" --prefix /usr/local >/dev/null
@@ -135,6 +169,7 @@ install_ui_test_deps() {
 
 install_packages
 install_criu
+prepare_slurm_source
 install_ui_test_deps
 [ "${1:-}" = --deps ] && exit 0
 build_project

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "common/log.h"
 #include "common/version.h"
 #include "daemon/caller_files.h"
 #include "daemon/dump_job.h"
@@ -67,12 +68,20 @@ Status CheckDir(const Node& node, const Caller& caller, const std::string& dir) 
       UserName(caller.uid), node.config().checkpoint_dir));
 }
 
-// A SLURM job id: digits only (it reaches the controller and log lines).
-Status CheckJobId(const std::string& job_id) {
+// A SLURM job id a workload is attached to must name one of the caller's jobs: slurmd
+// registered it for the caller's uid (task/cedana, HandleSlurmJobStart). Root may name any.
+Status CheckJobId(const Node& node, const Caller& caller, const std::string& job_id) {
   if (job_id.empty()) return OkStatus();
-  if (job_id.size() > 10 || job_id.find_first_not_of("0123456789") != std::string::npos)
-    return InvalidArgumentError("job id \"" + job_id + "\" is not a SLURM job number");
-  return OkStatus();
+  CEDANA_RETURN_IF_ERROR(ValidateJobId(job_id));
+  if (caller.IsRoot()) return OkStatus();
+  std::optional<uid_t> owner = node.slurm_jobs().OwnerOf(job_id);
+  if (owner == caller.uid) return OkStatus();
+  if (!owner.has_value())
+    return PermissionDeniedError(fmt::format(
+        "SLURM job {} was not registered on this node by slurmd (task/cedana registers each "
+        "CEDANA_ENABLE job at launch: is task/cedana in slurm.conf's TaskPlugin, and was slurmd "
+        "restarted after `cedana slurm setup`?)", job_id));
+  return PermissionDeniedError(fmt::format("SLURM job {} is not a job of {}", job_id, UserName(caller.uid)));
 }
 
 // The job proxy whose cgroups the workload joins must be the caller's own process.
@@ -96,7 +105,7 @@ Status CheckOutputPath(const Caller& caller, const std::string& path) {
 Result<Message> HandleRun(Node& node, const Caller& caller, const Message& req) {
   std::string restore_error;
   std::vector<std::string> skipped;
-  CEDANA_RETURN_IF_ERROR(CheckJobId(req.value("job_id", "")));
+  CEDANA_RETURN_IF_ERROR(CheckJobId(node, caller, req.value("job_id", "")));
   CEDANA_RETURN_IF_ERROR(CheckOwnerPid(caller, req.value("owner_pid", 0)));
   CEDANA_RETURN_IF_ERROR(CheckOutputPath(caller, req.value("stdout_path", "")));
   CEDANA_RETURN_IF_ERROR(CheckOutputPath(caller, req.value("stderr_path", "")));
@@ -232,7 +241,7 @@ Result<Message> HandleRestore(Node& node, const Caller& caller, const Message& r
   o.stderr_path = req.value("stderr_path", "");
   o.job_id = req.value("job_id", "");
   CEDANA_RETURN_IF_ERROR(CheckDir(node, caller, o.dir));
-  CEDANA_RETURN_IF_ERROR(CheckJobId(o.job_id));
+  CEDANA_RETURN_IF_ERROR(CheckJobId(node, caller, o.job_id));
   CEDANA_RETURN_IF_ERROR(CheckOutputPath(caller, o.stdout_path));
   CEDANA_RETURN_IF_ERROR(CheckOutputPath(caller, o.stderr_path));
   CEDANA_ASSIGN_OR_RETURN(
@@ -270,6 +279,19 @@ Result<Message> HandleDeleteCheckpoint(Node& node, const Caller& caller, const M
   return Message{{"deleted", found.second.id}};
 }
 
+// From task_cedana.so inside slurmd, which runs as root: "slurmd is launching job J of uid U".
+Result<Message> HandleSlurmJobStart(Node& node, const Caller& caller, const Message& req) {
+  if (!caller.IsRoot())
+    return PermissionDeniedError("only slurmd (root) registers SLURM jobs with the node daemon");
+  if (!req.contains("uid") || !req["uid"].is_number_unsigned())
+    return InvalidArgumentError("slurm_job_start: \"uid\" must be a user id");
+  std::string job_id = req.value("job_id", "");
+  uid_t uid = req["uid"].get<uid_t>();
+  CEDANA_RETURN_IF_ERROR(node.slurm_jobs().Register(job_id, uid));
+  log::Info("slurm: job {} of {} registered by slurmd", job_id, UserName(uid));
+  return Message{{"job_id", job_id}, {"uid", uid}};
+}
+
 }  // namespace
 
 Result<Message> HandleRequest(Node& node, const Caller& caller, const Message& request,
@@ -294,9 +316,10 @@ Result<Message> HandleRequest(Node& node, const Caller& caller, const Message& r
   if (op == "restore") return HandleRestore(node, caller, request, send_progress);
   if (op == "checkpoints") return HandleCheckpoints(node, caller, request);
   if (op == "checkpoints_delete") return HandleDeleteCheckpoint(node, caller, request);
+  if (op == "slurm_job_start") return HandleSlurmJobStart(node, caller, request);
   return InvalidArgumentError(fmt::format(
       "unknown op \"{}\" (valid: ping, run, ps, kill, inspect, dump, restore, checkpoints, "
-      "checkpoints_delete)", op));
+      "checkpoints_delete, slurm_job_start)", op));
 }
 
 }  // namespace cedana::daemon

@@ -13,7 +13,8 @@ Node::Node(Config config, engine::CriuClient criu, std::string cluster_key, std:
       self_exe_(std::move(self_exe)),
       hostname_(std::move(hostname)),
       criu_version_(std::move(criu_version)),
-      records_(config_.state_dir) {}
+      records_(config_.state_dir),
+      slurm_jobs_(config_.state_dir + "/slurm-jobs") {}
 
 Result<std::unique_ptr<storage::CheckpointStore>> Node::OpenStore(const std::string& dir) const {
   return storage::OpenStore(dir.empty() ? config_.checkpoint_dir : dir, config_);

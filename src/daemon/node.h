@@ -12,6 +12,7 @@
 
 #include "common/config.h"
 #include "common/system_names.h"
+#include "daemon/slurm_job_registry.h"
 #include "daemon/workload.h"
 #include "engine/criu_client.h"
 #include "storage/checkpoint_store.h"
@@ -38,6 +39,7 @@ class Node {
   const std::string& hostname() const { return hostname_; }
   const std::string& criu_version() const { return criu_version_; }
   const WorkloadRecords& records() const { return records_; }
+  const SlurmJobRegistry& slurm_jobs() const { return slurm_jobs_; }
 
   // The store named by `dir`, or the configured checkpoint dir when empty.
   Result<std::unique_ptr<storage::CheckpointStore>> OpenStore(const std::string& dir) const;
@@ -52,6 +54,7 @@ class Node {
   const std::string hostname_;
   const std::string criu_version_;
   const WorkloadRecords records_;
+  const SlurmJobRegistry slurm_jobs_;
   std::mutex locks_mu_;
   std::map<std::string, std::unique_ptr<std::mutex>> locks_;
 };

@@ -134,10 +134,8 @@ std::string AddPluginToList(std::string_view conf, std::string_view key, std::st
   return Join(lines);
 }
 
-std::string AddCedanaToSlurmConf(std::string_view conf, bool with_task) {
-  std::string out(conf);
-  if (with_task)
-    out = AddPluginToList(out, "TaskPlugin", "task/cedana", "task/affinity,task/cedana");
+std::string AddCedanaToSlurmConf(std::string_view conf) {
+  std::string out = AddPluginToList(conf, "TaskPlugin", "task/cedana", "task/affinity,task/cedana");
   out = AddPluginToList(out, "CliFilterPlugins", "cli_filter/cedana", "cli_filter/cedana");
   out = AddPluginToList(out, "JobSubmitPlugins", "job_submit/cedana", "job_submit/cedana");
   return out;

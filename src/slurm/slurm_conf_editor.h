@@ -31,11 +31,11 @@ std::string PluginDir(std::string_view conf);
 std::string AddPluginToList(std::string_view conf, std::string_view key, std::string_view plugin,
                             std::string_view when_absent);
 
-// The three slurm.conf edits of setup. With `with_task` false TaskPlugin is left alone.
+// The three slurm.conf edits of setup.
 //   TaskPlugin=...,task/cedana  (or a new line TaskPlugin=task/affinity,task/cedana)
 //   CliFilterPlugins=...,cli_filter/cedana
 //   JobSubmitPlugins=...,job_submit/cedana
-std::string AddCedanaToSlurmConf(std::string_view conf, bool with_task);
+std::string AddCedanaToSlurmConf(std::string_view conf);
 
 // Adds the line `required <spank_so_path>` to plugstack.conf unless an uncommented line
 // already loads a file named spank_cedana.so.

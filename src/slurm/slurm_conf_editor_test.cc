@@ -15,9 +15,9 @@ class SlurmConfEdit : public testing::TestWithParam<EditCase> {};
 
 TEST_P(SlurmConfEdit, AddsOnceAndKeepsTheRest) {
   const EditCase& c = GetParam();
-  std::string once = AddCedanaToSlurmConf(c.before, /*with_task=*/true);
+  std::string once = AddCedanaToSlurmConf(c.before);
   EXPECT_EQ(once, c.after);
-  EXPECT_EQ(AddCedanaToSlurmConf(once, true), once) << "not idempotent";
+  EXPECT_EQ(AddCedanaToSlurmConf(once), once) << "not idempotent";
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -41,13 +41,6 @@ INSTANTIATE_TEST_SUITE_P(
                  "TaskPlugin=task/cedana\nCliFilterPlugins=cli_filter/cedana\n"
                  "JobSubmitPlugins=job_submit/cedana\n"}),
     [](const testing::TestParamInfo<EditCase>& info) { return std::string(info.param.name); });
-
-TEST(SlurmConfEditor, WithoutTaskLeavesTaskPluginAlone) {
-  std::string conf = "TaskPlugin=task/affinity\n";
-  EXPECT_EQ(AddCedanaToSlurmConf(conf, false),
-            "TaskPlugin=task/affinity\nCliFilterPlugins=cli_filter/cedana\n"
-            "JobSubmitPlugins=job_submit/cedana\n");
-}
 
 TEST(SlurmConfEditor, EditsTheLastOccurrence) {
   EXPECT_EQ(AddPluginToList("JobSubmitPlugins=a\nJobSubmitPlugins=b\n", "JobSubmitPlugins",

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "common/fs.h"
@@ -128,9 +129,27 @@ Result<ProcessImage> ReadProcessImage(pid_t pid) {
   img.exe.assign(buf, static_cast<size_t>(n));
   constexpr std::string_view kDeleted = " (deleted)";  // the binary was replaced by an upgrade
   if (img.exe.ends_with(kDeleted)) img.exe.resize(img.exe.size() - kDeleted.size());
-  // Prefer the path it was started by (a name SLURM's tools and /proc/PID/comm agree on);
-  // /proc/PID/exe covers a relative argv[0].
-  if (img.argv[0].starts_with("/") && ::access(img.argv[0].c_str(), X_OK) == 0) img.exe = img.argv[0];
+  // Prefer the path it was started by: /proc/PID/comm comes from that path's name, and it
+  // differs from the resolved binary's through symlinks (Debian: slurmd -> slurmd-wlm).
+  // A bare name was found through the process's own PATH; /proc/PID/exe covers the rest.
+  if (img.argv[0].starts_with("/") && ::access(img.argv[0].c_str(), X_OK) == 0) {
+    img.exe = img.argv[0];
+  } else if (img.argv[0].find('/') == std::string::npos) {
+    std::string path;
+    for (const auto& kv : img.env)
+      if (kv.starts_with("PATH=")) path = kv.substr(5);
+    std::error_code ec;
+    for (size_t begin = 0; begin <= path.size();) {
+      size_t end = path.find(':', begin);
+      if (end == std::string::npos) end = path.size();
+      std::string candidate = path.substr(begin, end - begin) + "/" + img.argv[0];
+      if (end > begin && std::filesystem::equivalent(candidate, img.exe, ec)) {
+        img.exe = candidate;
+        break;
+      }
+      begin = end + 1;
+    }
+  }
   n = ::readlink((proc + "/cwd").c_str(), buf, sizeof buf - 1);
   img.cwd = n > 0 ? std::string(buf, static_cast<size_t>(n)) : "/";
   return img;

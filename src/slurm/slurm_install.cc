@@ -25,7 +25,7 @@ struct FileSpec {
 };
 constexpr FileSpec kFiles[] = {
     {kSpankSo, true, true},     {kJobSubmitSo, true, true}, {kCliFilterSo, true, true},
-    {kTaskSo, false, true},     {kSlurmBinary, true, false},
+    {kTaskSo, true, true},     {kSlurmBinary, true, false},
 };
 
 // What setup did, kept in SlurmInstallPaths::record so that destroy undoes exactly that.
@@ -175,10 +175,6 @@ Result<InstallReport> SetupSlurm(const SlurmInstallPaths& paths, const SetupOpti
   CEDANA_ASSIGN_OR_RETURN(auto sources, FindSourceFiles(options.source_dirs));
   CEDANA_ASSIGN_OR_RETURN(std::optional<SetupRecord> previous, LoadRecord(paths.record));
   InstallReport report;
-  const bool with_task = sources.contains(kTaskSo);
-  if (!with_task)
-    report.warnings.push_back(std::string(kTaskSo) +
-                              " not found: task/cedana left out of TaskPlugin");
 
   // Order matters: backups first, then the record (so that destroy can undo a setup that
   // fails half-way), then files, then the config edits that make SLURM load those files.
@@ -210,7 +206,7 @@ Result<InstallReport> SetupSlurm(const SlurmInstallPaths& paths, const SetupOpti
   }
 
   CEDANA_ASSIGN_OR_RETURN(std::string conf, fs::ReadFile(layout.slurm_conf));
-  std::string edited = AddCedanaToSlurmConf(conf, with_task);
+  std::string edited = AddCedanaToSlurmConf(conf);
   if (edited != conf) {
     CEDANA_RETURN_IF_ERROR(RewriteFile(layout.slurm_conf, edited));
     report.actions.push_back("edited " + layout.slurm_conf);
@@ -226,7 +222,7 @@ Result<InstallReport> SetupSlurm(const SlurmInstallPaths& paths, const SetupOpti
   }
 
   if (options.restart) {
-    CEDANA_RETURN_IF_ERROR(Restart(layout, with_task, &report)) << "restarting SLURM";
+    CEDANA_RETURN_IF_ERROR(Restart(layout, /*task_plugin_changed=*/true, &report)) << "restarting SLURM";
   }
   return report;
 }

@@ -14,8 +14,7 @@
 
 namespace cedana::slurm {
 
-// The files setup installs, by name; task_cedana.so is optional (it needs SLURM's internal
-// headers to build, so it may be missing).
+// The files setup installs, by name.
 inline constexpr const char* kSpankSo = "spank_cedana.so";
 inline constexpr const char* kJobSubmitSo = "job_submit_cedana.so";
 inline constexpr const char* kCliFilterSo = "cli_filter_cedana.so";

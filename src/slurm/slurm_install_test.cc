@@ -102,15 +102,16 @@ TEST_F(SlurmInstallTest, PlugStackConfigKeyIsFollowed) {
   EXPECT_EQ(layout->slurmd_pid_file, "/run/slurmd.pid");
 }
 
-TEST_F(SlurmInstallTest, MissingTaskPluginIsSkippedWithAWarning) {
+// The node daemon believes a job proxy's job id only when task/cedana registered the job, so
+// a setup without the task plugin would leave every enabled job unmanaged: it is refused.
+TEST_F(SlurmInstallTest, MissingTaskPluginIsRefused) {
   ASSERT_EQ(::unlink((root_ + "/src/task_cedana.so").c_str()), 0);
+  std::string before = Read(paths_.slurm_conf);
   auto r = SetupSlurm(paths_, options_);
-  ASSERT_TRUE(r.has_value()) << r.error().ToString();
-  ASSERT_EQ(r->warnings.size(), 1u);
-  EXPECT_NE(r->warnings[0].find("task_cedana.so"), std::string::npos);
-  EXPECT_NE(Read(paths_.slurm_conf).find("TaskPlugin=task/affinity,task/cgroup\n"), std::string::npos);
-  EXPECT_TRUE(fs::Exists(root_ + "/plugins/spank_cedana.so"));
-  EXPECT_FALSE(fs::Exists(root_ + "/plugins/task_cedana.so"));
+  ASSERT_FALSE(r.has_value());
+  EXPECT_NE(r.error().message().find("task_cedana.so"), std::string::npos) << r.error().ToString();
+  EXPECT_EQ(Read(paths_.slurm_conf), before);
+  EXPECT_FALSE(fs::Exists(root_ + "/plugins/spank_cedana.so"));
 }
 
 TEST_F(SlurmInstallTest, MissingRequiredFilesChangeNothing) {

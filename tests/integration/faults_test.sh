@@ -94,6 +94,20 @@ expect_error "another user cannot choose the checkpoint dir" "only root chooses 
 check "checkpoint files in the store are root's alone (0600)" \
   bash -c "[ \"\$(find '$CEDANA_CHECKPOINT_DIR' -type f -name 'stream-*' -printf '%m\n' | sort -u)\" = 600 ]"
 
+# A workload names its SLURM job only when slurmd registered that job for the caller's uid
+# (task/cedana sends slurm_job_start as root); otherwise a user could pose as another's job.
+REQ=$HERE/daemon_request.py
+nobody_uid=$(id -u nobody)
+run_as_job() { as_nobody /usr/bin/python3 "$REQ" "{\"op\":\"run\",\"argv\":[\"true\"],\"label\":\"jobs\",\"job_id\":\"$1\"}"; }
+expect_error "an unregistered job id is refused" "was not registered on this node by slurmd" run_as_job 4242
+expect_error "only root (slurmd) registers jobs" "only slurmd (root) registers" \
+  as_nobody /usr/bin/python3 "$REQ" "{\"op\":\"slurm_job_start\",\"job_id\":\"4242\",\"uid\":$nobody_uid}"
+check "slurmd's registration is accepted" /usr/bin/python3 "$REQ" "{\"op\":\"slurm_job_start\",\"job_id\":\"4242\",\"uid\":$nobody_uid}"
+"$REQ" '{"op":"slurm_job_start","job_id":"4243","uid":0}' >/dev/null
+check "a job registered to the caller is accepted" run_as_job 4242
+expect_error "another user's job is refused" "SLURM job 4243 is not a job of nobody" run_as_job 4243
+expect_error "a job id that is not a number is refused" "is not a SLURM job number" run_as_job "42/../1"
+
 # The daemon restarted while a workload runs: the workload does not notice.
 stop_daemon
 n=$(last_number "$T/w.out" "Counter: ")

@@ -2,7 +2,7 @@
 // Plugins are copied from the local plugin store that `cmake --install` fills
 // (CEDANA_PLUGIN_STORE_DIR, /usr/local/share/cedana/plugins/slurm by default):
 //   slurm      cedana-slurm -> /usr/local/bin (needs slurm/wlm, installed along)
-//   slurm/wlm  the SLURM plugin .so files -> /usr/local/lib (task_cedana.so optional)
+//   slurm/wlm  the SLURM plugin .so files -> /usr/local/lib
 // `cedana slurm setup` then puts them into SLURM's plugin dir and configures SLURM.
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,8 +26,7 @@ namespace {
 
 struct PluginFile {
   const char* name;
-  bool to_bin;    // bin dir, else lib dir
-  bool required;  // task_cedana.so needs SLURM's internal headers and may not be built
+  bool to_bin;  // bin dir, else lib dir
 };
 
 struct PluginSpec {
@@ -39,14 +38,14 @@ struct PluginSpec {
 
 const std::vector<PluginSpec>& Catalog() {
   static const std::vector<PluginSpec> kCatalog = {
-      {"slurm", "cedana-slurm, the SLURM controller-side service", {{"cedana-slurm", true, true}},
+      {"slurm", "cedana-slurm, the SLURM controller-side service", {{"cedana-slurm", true}},
        "slurm/wlm"},
       {"slurm/wlm",
        "SLURM plugins: spank, job_submit, cli_filter, task",
-       {{"spank_cedana.so", false, true},
-        {"job_submit_cedana.so", false, true},
-        {"cli_filter_cedana.so", false, true},
-        {"task_cedana.so", false, false}},
+       {{"spank_cedana.so", false},
+        {"job_submit_cedana.so", false},
+        {"cli_filter_cedana.so", false},
+        {"task_cedana.so", false}},
        nullptr},
   };
   return kCatalog;
@@ -143,20 +142,16 @@ Status Install(const Dirs& d, const std::vector<std::string>& args) {
   std::string missing;
   for (const auto* p : plugins)
     for (const auto& f : p->files)
-      if (f.required && !fs::Exists(d.store + "/" + f.name))
+      if (!fs::Exists(d.store + "/" + f.name))
         missing += (missing.empty() ? "" : ", ") + std::string(f.name);
   if (!missing.empty())
     return NotFoundError(fmt::format(
-        "missing in the plugin store {}: {} (build with the SLURM headers installed, then run "
-        "cmake --install)", d.store, missing));
+        "missing in the plugin store {}: {} (build with the SLURM headers and a configured "
+        "SLURM source tree, as scripts/setup.sh prepares, then run cmake --install)", d.store, missing));
   nlohmann::json state = LoadState(d);
   for (const auto* p : plugins) {
     for (const auto& f : p->files) {
       std::string from = d.store + "/" + f.name;
-      if (!fs::Exists(from)) {
-        std::fprintf(stderr, "cedana: warning: %s: %s is not in the store; skipped\n", p->name, f.name);
-        continue;
-      }
       CEDANA_RETURN_IF_ERROR(Copy(from, Dest(d, f))) << "installing " << p->name;
       std::printf("installed %s\n", Dest(d, f).c_str());
     }
@@ -195,7 +190,6 @@ void List(const Dirs& d) {
   for (const auto& p : Catalog()) {
     bool installed = true, in_store = true;
     for (const auto& f : p.files) {
-      if (!f.required) continue;
       installed = installed && fs::Exists(Dest(d, f));
       in_store = in_store && fs::Exists(d.store + "/" + f.name);
     }
