@@ -129,4 +129,5 @@ export const api = {
   updatePolicy: (id, body) => request('PUT', `/v1/policies/${enc(id)}`, { body }),
   deletePolicy: (id) => request('DELETE', `/v1/policies/${enc(id)}`),
   nodes: () => request('GET', '/v1/nodes').then((d) => asList(d, 'nodes')),
+  maintenance: () => request('GET', '/v1/maintenance').then((d) => asList(d, 'windows')),
 };

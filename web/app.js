@@ -7,9 +7,10 @@ import jobsPage from './pages/jobs.js';
 import checkpointsPage from './pages/checkpoints.js';
 import policiesPage from './pages/policies.js';
 import nodesPage from './pages/nodes.js';
+import maintenancePage from './pages/maintenance.js';
 
 const POLL_MS = 2000;
-const PAGES = [jobsPage, checkpointsPage, policiesPage, nodesPage];
+const PAGES = [jobsPage, checkpointsPage, policiesPage, maintenancePage, nodesPage];
 const DEFAULT_ROUTE = 'checkpoints';
 
 const appEl = document.getElementById('app');

@@ -166,6 +166,10 @@ const std::vector<KeySpec>& Specs() {
     s.push_back(StringKey("controller.bundle_dir", "CEDANA_CONTROLLER_BUNDLE_DIR",
                           &Config::controller_bundle_dir, "an absolute path",
                           "Node bundles (<version>.tar.gz) the installer hands out.", IsAbsolute));
+    s.push_back(IntKey("controller.maintenance_lead_seconds", "CEDANA_MAINTENANCE_LEAD_SECONDS",
+                       &Config::maintenance_lead_seconds, 5, 3600,
+                       "Seconds before a MAINT reservation starts that its nodes' enabled jobs are "
+                       "checkpointed and requeued."));
     s.push_back(StringKey("db.url", "CEDANA_DB_URL", &Config::db_url,
                           "sqlite:///path, sqlite::memory: or postgresql://user:password@host:port/db",
                           "The controller's catalog database: SQLite by default, PostgreSQL for large sites.",

@@ -53,6 +53,9 @@ struct Config {
   std::string controller_listen = "0.0.0.0:8080";
   // controller.web_dir (CEDANA_CONTROLLER_WEB_DIR): the web UI's files.
   std::string controller_web_dir = "/usr/local/share/cedana/web";
+  // controller.maintenance_lead_seconds (CEDANA_MAINTENANCE_LEAD_SECONDS): how long before a
+  // MAINT reservation starts its nodes' enabled jobs are checkpointed and requeued.
+  int maintenance_lead_seconds = 60;
   // controller.bundle_dir (CEDANA_CONTROLLER_BUNDLE_DIR): <version>.tar.gz node bundles.
   std::string controller_bundle_dir = "/usr/local/share/cedana/bundles";
   // db.url (CEDANA_DB_URL): the controller's catalog database (SQLite file or PostgreSQL URI).

@@ -16,6 +16,7 @@
 #include "common/version.h"
 #include "controller/catalog/catalog.h"
 #include "controller/http/api_server.h"
+#include "controller/maintenance/maintenance_runner.h"
 #include "controller/policy/scheduler.h"
 #include "controller/watch/checkpoint_indexer.h"
 #include "controller/watch/slurm_jobs.h"
@@ -56,12 +57,16 @@ class Watcher {
 
   void Run() {
     auto last_jobs = std::chrono::steady_clock::time_point{};
-    auto last_index = last_jobs;
+    auto last_index = last_jobs, last_maintenance = last_jobs;
     while (!g_stop) {
       auto now = std::chrono::steady_clock::now();
       if (now - last_jobs >= std::chrono::seconds(2)) {
         SyncJobs();
         last_jobs = now;
+      }
+      if (now - last_maintenance >= std::chrono::seconds(5)) {
+        Report("maintenance", RunMaintenanceStep(config_, catalog_));
+        last_maintenance = now;
       }
       std::deque<OperationRecord> finished;
       bool poked;

@@ -21,6 +21,14 @@ const SHOTS = env.SCREENSHOT_DIR || '';
 const WAIT_CP_MS = Number(env.CHECKPOINT_WAIT_SECONDS || 120) * 1000;
 const CHROMIUM = env.CHROMIUM_PATH || '/usr/bin/chromium';
 const HEADLESS = env.HEADLESS !== '0';
+// UI_SCENARIO=policies (default): policies and checkpoints against a running labelled job.
+// UI_SCENARIO=maintenance: the Maintenance page shows MAINT_WINDOW with status MAINT_STATUS
+// and MAINT_JOB as requeued (and a warning containing MAINT_WARNING, when given).
+const SCENARIO = env.UI_SCENARIO || 'policies';
+const MAINT_WINDOW = env.MAINT_WINDOW || '';
+const MAINT_STATUS = env.MAINT_STATUS || '';
+const MAINT_JOB = env.MAINT_JOB || '';
+const MAINT_WARNING = env.MAINT_WARNING || '';
 
 if (!BASE || !ADMIN_TOKEN) {
   console.error('usage: CONTROLLER_URL=http://host:port ADMIN_TOKEN=... [UI_LABEL=label] [SCREENSHOT_DIR=dir] [CHECKPOINT_WAIT_SECONDS=120] node ui_test.mjs');
@@ -114,108 +122,131 @@ try {
     return `signed in as ${await page.locator(tid('whoami-user')).textContent()}`;
   });
 
-  await step(`create policy ${POLICY} (30 s, label ${UI_LABEL})`, async () => {
-    await page.locator(tid('nav-policies')).click();
-    await page.locator(tid('policy-form')).waitFor();
-    await page.locator(tid('policies-count')).filter({ hasText: /polic/ }).waitFor();
-    // A policy left by an earlier failed run: delete it first, through the UI.
-    if (await page.locator(policyRow).count()) {
+  if (SCENARIO === 'maintenance') {
+    await step(`the Maintenance page shows window ${MAINT_WINDOW} (${MAINT_STATUS}) and job ${MAINT_JOB} moved`, async () => {
+      await page.locator(tid('nav-maintenance')).click();
+      const row = page.locator(`${tid('maintenance-row')}[data-id=${q(MAINT_WINDOW)}]`);
+      await row.waitFor();
+      await page.locator(`${tid('maintenance-row')}[data-id=${q(MAINT_WINDOW)}][data-status=${q(MAINT_STATUS)}]`).waitFor();
+      const move = row.locator(`${tid('maintenance-move')}[data-job=${q(MAINT_JOB)}]`);
+      await move.waitFor();
+      const action = await move.getAttribute('data-action');
+      expect(action === 'requeued', `job ${MAINT_JOB} is shown as ${action}, not requeued`);
+      return `${(await row.locator('td').nth(1).textContent()).trim()}: ${MAINT_STATUS}, job ${MAINT_JOB} ${action}`;
+    });
+    if (MAINT_WARNING) {
+      await step('the Maintenance page warns what to change', async () => {
+        const w = page.locator(tid('maintenance-warning')).filter({ hasText: MAINT_WARNING });
+        await w.first().waitFor();
+        return `"${(await w.first().textContent()).trim().slice(0, 80)}..."`;
+      });
+    }
+  }
+
+  if (SCENARIO === 'policies') {
+    await step(`create policy ${POLICY} (30 s, label ${UI_LABEL})`, async () => {
+      await page.locator(tid('nav-policies')).click();
+      await page.locator(tid('policy-form')).waitFor();
+      await page.locator(tid('policies-count')).filter({ hasText: /polic/ }).waitFor();
+      // A policy left by an earlier failed run: delete it first, through the UI.
+      if (await page.locator(policyRow).count()) {
+        await page.locator(`${policyRow} ${tid('policy-delete')}`).click();
+        await page.locator(tid('confirm-ok')).click();
+        await page.locator(policyRow).waitFor({ state: 'detached' });
+      }
+      // Remember the checkpoints with this label from earlier runs: only a new one counts.
+      const before = await apiCall('GET', `/v1/checkpoints?label=${encodeURIComponent(UI_LABEL)}`);
+      expect(before.status === 200, `GET /v1/checkpoints is ${before.status}`);
+      const list = Array.isArray(before.data) ? before.data : (before.data && before.data.checkpoints) || [];
+      oldCheckpoints = new Set(list.map((c) => String(c.id)));
+      await page.locator(tid('policy-create')).click();
+      await page.locator(tid('policy-name')).fill(POLICY);
+      await page.locator(tid('policy-interval')).fill('30');
+      await page.locator(tid('policy-interval-unit')).selectOption('s');
+      await page.locator(tid('policy-enabled')).check();
+      await page.locator(tid('policy-label')).fill(UI_LABEL);
+      await page.locator(tid('policy-save')).click();
+      const row = page.locator(policyRow);
+      try {
+        await row.waitFor();
+      } catch (e) {
+        const err = page.locator(tid('policy-error'));
+        if (await err.isVisible()) throw new Error(`the API refused the policy: ${await err.textContent()}`);
+        throw e;
+      }
+      expect((await row.getAttribute('data-interval')) === '30', `interval is ${await row.getAttribute('data-interval')}, not 30`);
+      const text = await row.textContent();
+      expect(text.includes(UI_LABEL), `the row does not show the label selector: ${text}`);
+      return `policy #${await row.getAttribute('data-id')}, interval "${await row.locator(tid('policy-interval-cell')).textContent()}"`;
+    });
+
+    await step('edit the policy: interval 60 s', async () => {
+      await page.locator(`${policyRow} ${tid('policy-edit')}`).click();
+      expect((await page.locator(tid('policy-name')).inputValue()) === POLICY, 'the form did not load the policy');
+      await page.locator(tid('policy-interval')).fill('60');
+      await page.locator(tid('policy-interval-unit')).selectOption('s');
+      await page.locator(tid('policy-save')).click();
+      await page.locator(`${policyRow}[data-interval="60"]`).waitFor();
+      const cell = (await page.locator(`${policyRow} ${tid('policy-interval-cell')}`).textContent()).trim();
+      expect(cell === '1 min', `interval cell shows "${cell}", expected "1 min"`);
+      expect(!(await page.locator(tid('policy-error')).isVisible()), 'the form shows an error');
+      return `interval now "${cell}"`;
+    });
+
+    await step(`a checkpoint labelled ${UI_LABEL} appears on the Checkpoints page`, async () => {
+      await page.locator(tid('nav-checkpoints')).click();
+      await page.locator(tid('operations-panel')).waitFor();
+      await page.locator(tid('filter-label')).fill(UI_LABEL);
+      // Wait for a good checkpoint with the label that was not there before the policy.
+      const handle = await page.waitForFunction(([label, old]) => {
+        const rows = document.querySelectorAll('[data-testid="checkpoint-row"][data-state="good"]');
+        for (const r of rows) if (r.dataset.label === label && !old.includes(r.dataset.id)) return r.dataset.id;
+        return null;
+      }, [UI_LABEL, Array.from(oldCheckpoints)], { timeout: WAIT_CP_MS, polling: 500 });
+      checkpointId = await handle.jsonValue();
+      return `new checkpoint ${checkpointId}${oldCheckpoints.size ? ` (${oldCheckpoints.size} older ones with this label ignored)` : ''}`;
+    });
+
+    const cpRow = () => page.locator(`${tid('checkpoint-row')}[data-id=${q(checkpointId)}]`);
+
+    await step('inspect the checkpoint', async () => {
+      await cpRow().locator(tid('checkpoint-inspect')).click();
+      const detail = page.locator(tid('checkpoint-detail'));
+      await detail.waitFor();
+      await detail.locator(tid('detail-id')).filter({ hasText: checkpointId }).waitFor();
+      const manifest = detail.locator(tid('checkpoint-manifest'));
+      await manifest.waitFor();
+      JSON.parse(await manifest.textContent()); // the manifest is shown as JSON
+      const label = (await detail.locator(`${tid('detail-field')}[data-field="label"]`).textContent()).trim();
+      expect(label === UI_LABEL, `detail shows label "${label}"`);
+      const fields = await detail.locator(tid('detail-field')).count();
+      return `${fields} fields and the manifest shown`;
+    });
+
+    await step('delete the checkpoint via the UI', async () => {
+      await page.locator(tid('detail-close')).click();
+      await page.locator(tid('checkpoint-detail')).waitFor({ state: 'hidden' });
+      await cpRow().locator(tid('checkpoint-delete')).click();
+      await page.locator(tid('confirm-dialog')).waitFor();
+      await page.locator(tid('confirm-ok')).click();
+      await cpRow().waitFor({ state: 'detached' });
+      await page.waitForTimeout(2500); // one more poll: it must not come back
+      expect((await cpRow().count()) === 0, 'the deleted checkpoint is listed again');
+      const r = await apiCall('GET', `/v1/checkpoints/${encodeURIComponent(checkpointId)}`);
+      expect(r.status === 404, `GET /v1/checkpoints/${checkpointId} is ${r.status} after the delete, not 404`);
+      return `${checkpointId} gone`;
+    });
+
+    await step('delete the policy', async () => {
+      await page.locator(tid('nav-policies')).click();
+      await page.locator(policyRow).waitFor();
       await page.locator(`${policyRow} ${tid('policy-delete')}`).click();
       await page.locator(tid('confirm-ok')).click();
       await page.locator(policyRow).waitFor({ state: 'detached' });
-    }
-    // Remember the checkpoints with this label from earlier runs: only a new one counts.
-    const before = await apiCall('GET', `/v1/checkpoints?label=${encodeURIComponent(UI_LABEL)}`);
-    expect(before.status === 200, `GET /v1/checkpoints is ${before.status}`);
-    const list = Array.isArray(before.data) ? before.data : (before.data && before.data.checkpoints) || [];
-    oldCheckpoints = new Set(list.map((c) => String(c.id)));
-    await page.locator(tid('policy-create')).click();
-    await page.locator(tid('policy-name')).fill(POLICY);
-    await page.locator(tid('policy-interval')).fill('30');
-    await page.locator(tid('policy-interval-unit')).selectOption('s');
-    await page.locator(tid('policy-enabled')).check();
-    await page.locator(tid('policy-label')).fill(UI_LABEL);
-    await page.locator(tid('policy-save')).click();
-    const row = page.locator(policyRow);
-    try {
-      await row.waitFor();
-    } catch (e) {
-      const err = page.locator(tid('policy-error'));
-      if (await err.isVisible()) throw new Error(`the API refused the policy: ${await err.textContent()}`);
-      throw e;
-    }
-    expect((await row.getAttribute('data-interval')) === '30', `interval is ${await row.getAttribute('data-interval')}, not 30`);
-    const text = await row.textContent();
-    expect(text.includes(UI_LABEL), `the row does not show the label selector: ${text}`);
-    return `policy #${await row.getAttribute('data-id')}, interval "${await row.locator(tid('policy-interval-cell')).textContent()}"`;
-  });
-
-  await step('edit the policy: interval 60 s', async () => {
-    await page.locator(`${policyRow} ${tid('policy-edit')}`).click();
-    expect((await page.locator(tid('policy-name')).inputValue()) === POLICY, 'the form did not load the policy');
-    await page.locator(tid('policy-interval')).fill('60');
-    await page.locator(tid('policy-interval-unit')).selectOption('s');
-    await page.locator(tid('policy-save')).click();
-    await page.locator(`${policyRow}[data-interval="60"]`).waitFor();
-    const cell = (await page.locator(`${policyRow} ${tid('policy-interval-cell')}`).textContent()).trim();
-    expect(cell === '1 min', `interval cell shows "${cell}", expected "1 min"`);
-    expect(!(await page.locator(tid('policy-error')).isVisible()), 'the form shows an error');
-    return `interval now "${cell}"`;
-  });
-
-  await step(`a checkpoint labelled ${UI_LABEL} appears on the Checkpoints page`, async () => {
-    await page.locator(tid('nav-checkpoints')).click();
-    await page.locator(tid('operations-panel')).waitFor();
-    await page.locator(tid('filter-label')).fill(UI_LABEL);
-    // Wait for a good checkpoint with the label that was not there before the policy.
-    const handle = await page.waitForFunction(([label, old]) => {
-      const rows = document.querySelectorAll('[data-testid="checkpoint-row"][data-state="good"]');
-      for (const r of rows) if (r.dataset.label === label && !old.includes(r.dataset.id)) return r.dataset.id;
-      return null;
-    }, [UI_LABEL, Array.from(oldCheckpoints)], { timeout: WAIT_CP_MS, polling: 500 });
-    checkpointId = await handle.jsonValue();
-    return `new checkpoint ${checkpointId}${oldCheckpoints.size ? ` (${oldCheckpoints.size} older ones with this label ignored)` : ''}`;
-  });
-
-  const cpRow = () => page.locator(`${tid('checkpoint-row')}[data-id=${q(checkpointId)}]`);
-
-  await step('inspect the checkpoint', async () => {
-    await cpRow().locator(tid('checkpoint-inspect')).click();
-    const detail = page.locator(tid('checkpoint-detail'));
-    await detail.waitFor();
-    await detail.locator(tid('detail-id')).filter({ hasText: checkpointId }).waitFor();
-    const manifest = detail.locator(tid('checkpoint-manifest'));
-    await manifest.waitFor();
-    JSON.parse(await manifest.textContent()); // the manifest is shown as JSON
-    const label = (await detail.locator(`${tid('detail-field')}[data-field="label"]`).textContent()).trim();
-    expect(label === UI_LABEL, `detail shows label "${label}"`);
-    const fields = await detail.locator(tid('detail-field')).count();
-    return `${fields} fields and the manifest shown`;
-  });
-
-  await step('delete the checkpoint via the UI', async () => {
-    await page.locator(tid('detail-close')).click();
-    await page.locator(tid('checkpoint-detail')).waitFor({ state: 'hidden' });
-    await cpRow().locator(tid('checkpoint-delete')).click();
-    await page.locator(tid('confirm-dialog')).waitFor();
-    await page.locator(tid('confirm-ok')).click();
-    await cpRow().waitFor({ state: 'detached' });
-    await page.waitForTimeout(2500); // one more poll: it must not come back
-    expect((await cpRow().count()) === 0, 'the deleted checkpoint is listed again');
-    const r = await apiCall('GET', `/v1/checkpoints/${encodeURIComponent(checkpointId)}`);
-    expect(r.status === 404, `GET /v1/checkpoints/${checkpointId} is ${r.status} after the delete, not 404`);
-    return `${checkpointId} gone`;
-  });
-
-  await step('delete the policy', async () => {
-    await page.locator(tid('nav-policies')).click();
-    await page.locator(policyRow).waitFor();
-    await page.locator(`${policyRow} ${tid('policy-delete')}`).click();
-    await page.locator(tid('confirm-ok')).click();
-    await page.locator(policyRow).waitFor({ state: 'detached' });
-    await page.waitForTimeout(2500);
-    expect((await page.locator(policyRow).count()) === 0, 'the policy is listed again');
-  });
+      await page.waitForTimeout(2500);
+      expect((await page.locator(policyRow).count()) === 0, 'the policy is listed again');
+    });
+  }
 
   await step('sign out', async () => {
     await page.locator(tid('sign-out')).click();

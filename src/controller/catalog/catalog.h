@@ -104,6 +104,26 @@ struct OperationRecord {
   std::optional<int64_t> finished_ms;
 };
 
+// A MAINT reservation as the controller tracks it (controller/maintenance/).
+struct WindowRecord {
+  std::string name, nodes;
+  int64_t start_time = 0, end_time = 0;  // seconds since the epoch
+  int64_t max_start_delay = 0;           // seconds, 0 when unset
+  std::string status;                    // scheduled | active | completed | cancelled
+  std::string warnings;                  // what the administrator should change, one per line
+};
+
+// What a maintenance window did to one job.
+struct MoveRecord {
+  int64_t id = 0;
+  std::string window;
+  int64_t job_id = 0;
+  std::string user;
+  std::string action;  // requeued | checkpointed | failed
+  std::string detail;
+  int64_t at_ms = 0;
+};
+
 class Catalog {
  public:
   // Takes a migrated database.
@@ -154,6 +174,13 @@ class Catalog {
   Result<std::optional<OperationRecord>> LastDump(int64_t job_id, std::optional<int64_t> policy_id);
   // Operations queued or running for longer than `stale_ms` become failed (their node is gone).
   Status FailStaleOperations(int64_t stale_ms);
+
+  // Maintenance windows (catalog_maintenance.cc).
+  Status UpsertWindow(const WindowRecord& w);
+  Result<std::vector<WindowRecord>> ListWindows();  // newest start first
+  Status AddMove(const MoveRecord& m);
+  // Every move, or only those of one user's jobs.
+  Result<std::vector<MoveRecord>> ListMoves(const std::optional<std::string>& user);
 
  private:
   // A strictly increasing millisecond stamp: a sync deletes the rows older than its stamp, so

@@ -100,6 +100,28 @@ CREATE INDEX operations_by_state ON operations (state, node);
       {2, "policies remember whether an admin token created them", R"(
 ALTER TABLE policies ADD COLUMN owner_is_admin BIGINT NOT NULL DEFAULT 0;
 )"},
+      {3, "maintenance windows (MAINT reservations) and the jobs they moved", R"(
+CREATE TABLE maintenance_windows (
+  name TEXT PRIMARY KEY,
+  nodes TEXT NOT NULL,
+  start_time BIGINT NOT NULL,
+  end_time BIGINT NOT NULL,
+  max_start_delay BIGINT NOT NULL DEFAULT 0,
+  status TEXT NOT NULL,
+  warnings TEXT NOT NULL DEFAULT '',
+  updated_ms BIGINT NOT NULL
+);
+CREATE TABLE maintenance_moves (
+  id {{id}},
+  window_name TEXT NOT NULL,
+  job_id BIGINT NOT NULL,
+  user_name TEXT NOT NULL,
+  action TEXT NOT NULL,
+  detail TEXT NOT NULL DEFAULT '',
+  at_ms BIGINT NOT NULL
+);
+CREATE INDEX maintenance_moves_window ON maintenance_moves (window_name);
+)"},
   };
   return all;
 }

@@ -21,6 +21,24 @@ nlohmann::json ToJson(const JobRecord& j) {
           {"enabled", j.enabled},     {"label", j.label}, {"start_time", j.start_time}};
 }
 
+nlohmann::json ToJson(const WindowRecord& w) {
+  nlohmann::json warnings = nlohmann::json::array();
+  for (size_t b = 0, e; b < w.warnings.size(); b = e + 1) {
+    e = w.warnings.find('\n', b);
+    if (e == std::string::npos) e = w.warnings.size();
+    warnings.push_back(w.warnings.substr(b, e - b));
+  }
+  return {{"name", w.name},         {"nodes", w.nodes},
+          {"start_time", w.start_time}, {"end_time", w.end_time},
+          {"max_start_delay", w.max_start_delay}, {"status", w.status},
+          {"warnings", warnings}};
+}
+
+nlohmann::json ToJson(const MoveRecord& m) {
+  return {{"job_id", m.job_id}, {"user", m.user},     {"action", m.action},
+          {"detail", m.detail}, {"at_ms", m.at_ms}};
+}
+
 nlohmann::json ToJson(const CheckpointRecord& c, bool with_manifest) {
   nlohmann::json j = {{"id", c.id},
                       {"owner", c.owner},

@@ -15,6 +15,8 @@ nlohmann::json ToJson(const PolicyRecord& p);
 nlohmann::json ToJson(const OperationRecord& o);
 nlohmann::json ToJson(const NodeRecord& n, int64_t now_ms);
 nlohmann::json ToJson(const TokenRecord& t);
+nlohmann::json ToJson(const WindowRecord& w);
+nlohmann::json ToJson(const MoveRecord& m);
 
 // A policy from a POST/PUT body (id, owner and times are not taken from it). kInvalidArgument
 // naming the field: name 1-64 characters of letters, digits, '-', '_', '.', ' '; interval 10 s

@@ -150,6 +150,7 @@ void ApiServer::RegisterRoutes() {
     return Reply{200, {{"user", p.user}, {"admin", p.admin}}};
   });
   RegisterJobRoutes();
+  RegisterMaintenanceRoutes();
   RegisterCheckpointRoutes();
   RegisterPolicyRoutes();
   RegisterAdminRoutes();

@@ -71,6 +71,7 @@ class ApiServer {
   Result<std::optional<Principal>> Authenticate(const httplib::Request& req, std::string* why);
   void RegisterRoutes();
   void RegisterJobRoutes();
+  void RegisterMaintenanceRoutes();
   void RegisterCheckpointRoutes();
   void RegisterPolicyRoutes();
   void RegisterAdminRoutes();

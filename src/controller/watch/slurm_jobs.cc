@@ -1,14 +1,9 @@
 #include "controller/watch/slurm_jobs.h"
 
-#include <unistd.h>
-
-#include <cstdlib>
-
-#include <mutex>
-
 #include <fmt/format.h>
 
 #include "common/system_names.h"
+#include "controller/watch/libslurm.h"
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -42,13 +37,7 @@ std::string StateName(uint32_t state) {
 }  // namespace
 
 Result<std::vector<JobRecord>> LoadSlurmJobs() {
-  // libslurm exits the process (fatal) when it finds no configuration: look first.
-  const char* conf = std::getenv("SLURM_CONF");
-  std::string path = conf != nullptr && *conf != '\0' ? conf : "/etc/slurm/slurm.conf";
-  if (::access(path.c_str(), R_OK) != 0)
-    return FailedPreconditionError("no SLURM configuration at " + path + ": SLURM jobs are not watched");
-  static std::once_flag init;
-  std::call_once(init, [] { slurm_init(nullptr); });
+  CEDANA_RETURN_IF_ERROR(InitLibslurm());
   job_info_msg_t* msg = nullptr;
   if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS || msg == nullptr)
     return UnavailableError(fmt::format("loading jobs from slurmctld: {}", slurm_strerror(slurm_get_errno())));

@@ -1,0 +1,72 @@
+# Shared by the tests that run the controller against the real SLURM cluster
+# (tests/slurm/cluster.sh): starts the cluster, a node daemon reporting to the controller, the
+# plugins (`cedana plugin install slurm` + `cedana slurm setup`) and `cedana-slurm daemon`, with
+# a temporary /etc/cedana/config.json; everything is stopped and put back on exit. Provides
+# check/pass/fail, wait_for, api (REST calls with the admin token), jq_py, submit and the
+# counter helpers. Source it; it leaves the shell in $T.
+#
+# Variables: CEDANA, CEDANA_SLURM (binaries), UI_SCREENSHOTS (where browser tests put PNGs).
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+source "$HERE/cluster.sh"
+CEDANA=${CEDANA:-/usr/local/bin/cedana}
+CEDANA_SLURM=${CEDANA_SLURM:-/usr/local/bin/cedana-slurm}
+UI_SCREENSHOTS=${UI_SCREENSHOTS:-$ROOT/build/test-artifacts/ui}
+PASSED=0; FAILED=0
+T=$(mktemp -d /var/tmp/cedana-ctl.XXXXXX)
+chmod 755 "$T"
+DAEMON_PID= CONTROLLER_PID=
+PORT=18280
+URL=http://127.0.0.1:$PORT
+ADMIN=admin-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+say() { printf '%s\n' "$*" >&2; }
+pass() { PASSED=$((PASSED + 1)); say "PASS: $*"; }
+fail() { FAILED=$((FAILED + 1)); say "FAIL: $*"; }
+check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
+wait_for() { local secs=$1; shift; local deadline=$((SECONDS + secs)); until "$@"; do [ $SECONDS -ge $deadline ] && return 1; sleep 0.5; done; }
+api() { # api METHOD PATH [JSON]
+  curl -fsS -X "$1" "$URL/v1$2" -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' ${3:+-d "$3"}
+}
+jq_py() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+export -f api jq_py
+export URL ADMIN
+last_counter() { grep -o 'Counter: [0-9]*' "$1" 2>/dev/null | tail -n1 | grep -o '[0-9]*$'; }
+counter_at_least() { local n; n=$(last_counter "$1"); [ -n "$n" ] && [ "$n" -ge "$2" ]; }
+submit() { sbatch --parsable "$@" | cut -d';' -f1; }
+
+CONFIG=/etc/cedana/config.json
+[ -f "$CONFIG" ] && cp -p "$CONFIG" "$T/config.json.orig"
+mkdir -p /etc/cedana
+cat >"$CONFIG" <<JSON
+{ "connection": { "url": "$URL/v1", "auth_token": "$ADMIN" },
+  "checkpoint": { "dir": "$T/checkpoints", "work_dir": "$T/work", "keep": 20 },
+  "daemon": { "state_dir": "$T/state", "log_file": "$T/daemon.log", "cluster_key_file": "$T/cluster.key" },
+  "controller": { "listen": "127.0.0.1:$PORT", "web_dir": "$ROOT/web", "bundle_dir": "$T/bundles" },
+  "db": { "url": "sqlite://$T/catalog.db" } }
+JSON
+chmod 600 "$CONFIG"
+cleanup() {
+  scancel --user=root 2>/dev/null
+  sleep 1
+  bash "$ROOT/tests/kill_workloads.sh" "$T/state"
+  for p in "$CONTROLLER_PID" "$DAEMON_PID"; do [ -n "$p" ] && kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+  "$CEDANA" slurm destroy --no-restart >/dev/null 2>&1
+  cluster_stop
+  if [ -f "$T/config.json.orig" ]; then cp -p "$T/config.json.orig" "$CONFIG"; else rm -f "$CONFIG"; fi
+  rm -rf "$T"
+}
+trap cleanup EXIT
+
+cluster_start || { say "cannot start the SLURM cluster"; exit 1; }
+"$CEDANA" daemon start >>"$T/daemon.out" 2>&1 &
+DAEMON_PID=$!
+wait_for 20 "$CEDANA" daemon status >/dev/null 2>&1 || { say "node daemon did not start"; cat "$T/daemon.out" >&2; exit 1; }
+"$CEDANA" plugin install slurm slurm/wlm >/dev/null && "$CEDANA" slurm setup >/dev/null 2>&1 ||
+  { say "plugin install / slurm setup failed"; exit 1; }
+wait_for 30 bash -c "sinfo -h -n $CLUSTER_NODE -o %t | grep -qE 'idle|mix|alloc'"
+"$CEDANA_SLURM" daemon >"$T/controller.log" 2>&1 &
+CONTROLLER_PID=$!
+wait_for 20 curl -fs -o /dev/null "$URL/v1/health" || { say "controller did not start"; cat "$T/controller.log" >&2; exit 1; }
+
+cd "$T"
