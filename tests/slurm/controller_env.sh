@@ -18,7 +18,9 @@ T=$(mktemp -d /var/tmp/cedana-ctl.XXXXXX)
 chmod 755 "$T"
 DAEMON_PID= CONTROLLER_PID=
 PORT=18280
-URL=http://127.0.0.1:$PORT
+HOST_ADDR=127.0.0.1
+[ "${CLUSTER_NODES:-1}" = 2 ] && HOST_ADDR=10.77.0.1  # reachable from compute-02's namespace
+URL=http://$HOST_ADDR:$PORT
 ADMIN=admin-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
 say() { printf '%s\n' "$*" >&2; }
 pass() { PASSED=$((PASSED + 1)); say "PASS: $*"; }
@@ -42,7 +44,7 @@ cat >"$CONFIG" <<JSON
 { "connection": { "url": "$URL/v1", "auth_token": "$ADMIN" },
   "checkpoint": { "dir": "$T/checkpoints", "work_dir": "$T/work", "keep": 20 },
   "daemon": { "state_dir": "$T/state", "log_file": "$T/daemon.log", "cluster_key_file": "$T/cluster.key" },
-  "controller": { "listen": "127.0.0.1:$PORT", "web_dir": "$ROOT/web", "bundle_dir": "$T/bundles" },
+  "controller": { "listen": "$HOST_ADDR:$PORT", "web_dir": "$ROOT/web", "bundle_dir": "$T/bundles" },
   "db": { "url": "sqlite://$T/catalog.db" } }
 JSON
 chmod 600 "$CONFIG"
@@ -54,6 +56,7 @@ cleanup() {
   "$CEDANA" slurm destroy --no-restart >/dev/null 2>&1
   cluster_stop
   if [ -f "$T/config.json.orig" ]; then cp -p "$T/config.json.orig" "$CONFIG"; else rm -f "$CONFIG"; fi
+  chattr -R -i "$T" 2>/dev/null  # a test may have made a dir immutable to fail the storage
   rm -rf "$T"
 }
 trap cleanup EXIT
@@ -68,5 +71,13 @@ wait_for 30 bash -c "sinfo -h -n $CLUSTER_NODE -o %t | grep -qE 'idle|mix|alloc'
 "$CEDANA_SLURM" daemon >"$T/controller.log" 2>&1 &
 CONTROLLER_PID=$!
 wait_for 20 curl -fs -o /dev/null "$URL/v1/health" || { say "controller did not start"; cat "$T/controller.log" >&2; exit 1; }
+if [ "${CLUSTER_NODES:-1}" = 2 ]; then
+  # compute-02's node daemon: its own state, work dir, log and name; the same checkpoint dir
+  # (shared storage), cluster key and controller.
+  sed -e "s|\"state_dir\": \"$T/state\"|\"state_dir\": \"$CLUSTER_NODE_B_DIR/state\"|" \
+      -e "s|\"log_file\": \"$T/daemon.log\"|\"log_file\": \"$T/daemon-b.log\", \"node_name\": \"$CLUSTER_NODE_B\"|" \
+      -e "s|\"work_dir\": \"$T/work\"|\"work_dir\": \"$T/work-b\"|" "$CONFIG" >"$T/config-b.json"
+  cluster_start_node_b "$T/config-b.json" || { say "cannot start compute-02"; exit 1; }
+fi
 
 cd "$T"
