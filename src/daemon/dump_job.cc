@@ -16,6 +16,7 @@
 #include "daemon/caller_files.h"
 #include "engine/process_tree.h"
 #include "image/catalog.h"
+#include "image/image_creds.h"
 #include "image/pack.h"
 
 namespace cedana::daemon {
@@ -165,6 +166,12 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
                 m.id, n, target.pid);
     }
   });
+
+  // What CRIU recorded is what a restore recreates: a tree that held more than its owner's
+  // identity (setuid, setgid, file capabilities) does not become the owner's checkpoint (D8).
+  CEDANA_ASSIGN_OR_RETURN(std::vector<image::TaskCreds> creds, image::ReadImageCreds(images_dir));
+  CEDANA_RETURN_IF_ERROR(image::CheckCredsOfOwner(creds, target.uid, target.gid))
+      << "checkpoint of pid " << target.pid << " refused";
 
   CEDANA_ASSIGN_OR_RETURN(m.images_bytes, fs::TreeSize(images_dir));
   image::PackOptions pack;

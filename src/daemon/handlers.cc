@@ -283,7 +283,7 @@ Result<Message> HandleDeleteCheckpoint(Node& node, const Caller& caller, const M
 Result<Message> HandleSlurmJobStart(Node& node, const Caller& caller, const Message& req) {
   if (!caller.IsRoot())
     return PermissionDeniedError("only slurmd (root) registers SLURM jobs with the node daemon");
-  if (!req.contains("uid") || !req["uid"].is_number_unsigned())
+  if (!req.contains("uid") || !req["uid"].is_number_unsigned() || req["uid"].get<uint64_t>() >= 0xffffffffu)
     return InvalidArgumentError("slurm_job_start: \"uid\" must be a user id");
   std::string job_id = req.value("job_id", "");
   uid_t uid = req["uid"].get<uid_t>();

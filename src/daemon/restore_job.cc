@@ -16,6 +16,7 @@
 #include "daemon/caller_files.h"
 #include "daemon/supervisor.h"
 #include "image/catalog.h"
+#include "image/image_creds.h"
 #include "image/pack.h"
 
 namespace cedana::daemon {
@@ -93,6 +94,11 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   image::ProgressFn unpack_progress;
   if (progress) unpack_progress = [&](uint64_t d, uint64_t t) { progress("unpacking", d, t); };
   CEDANA_RETURN_IF_ERROR(image::UnpackToImagesDir(store, ref, m, images_dir, unpack_progress));
+  // Also checked at dump; again here for checkpoints made before that check existed: CRIU
+  // would recreate whatever credentials the images hold (D8).
+  CEDANA_ASSIGN_OR_RETURN(std::vector<image::TaskCreds> creds, image::ReadImageCreds(images_dir));
+  CEDANA_RETURN_IF_ERROR(image::CheckCredsOfOwner(creds, m.owner_uid, m.owner_gid))
+      << "checkpoint " << m.id << " refused";
 
   WorkloadSpec spec;
   spec.id = NewId("wl-");

@@ -1,0 +1,129 @@
+#include "image/image_creds.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "common/fs.h"
+
+namespace cedana::image {
+namespace {
+
+// A minimal protobuf encoder for the few fields the reader looks at.
+std::string Varint(uint64_t v) {
+  std::string s;
+  do {
+    uint8_t b = v & 0x7f;
+    v >>= 7;
+    s.push_back(static_cast<char>(v ? b | 0x80 : b));
+  } while (v);
+  return s;
+}
+std::string VarintField(uint32_t n, uint64_t v) { return Varint(n << 3) + Varint(v); }
+std::string BytesField(uint32_t n, const std::string& b) { return Varint((n << 3) | 2) + Varint(b.size()) + b; }
+std::string U32(uint32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); }
+
+struct Creds {
+  uint32_t uid = 1000, gid = 1000;
+  uint32_t euid = 1000, egid = 1000;
+  std::vector<uint32_t> cap_eff;
+  std::vector<uint32_t> groups;
+};
+
+std::string CoreImage(const Creds& c) {
+  std::string creds = VarintField(1, c.uid) + VarintField(2, c.gid) + VarintField(3, c.euid) +
+                      VarintField(4, c.egid) + VarintField(5, c.uid) + VarintField(6, c.gid) +
+                      VarintField(7, c.uid) + VarintField(8, c.gid);
+  for (uint32_t w : c.cap_eff) creds += VarintField(11, w);
+  for (uint32_t g : c.groups) creds += VarintField(14, g);
+  creds += VarintField(13, 0);
+  // thread_core_entry: an unrelated field first, then creds (10); core_entry: mtype (1), then
+  // thread_core (5).
+  std::string thread = VarintField(1, 7) + BytesField(10, creds);
+  std::string core = VarintField(1, 1) + BytesField(2, "x86 stuff") + BytesField(5, thread);
+  return U32(0x54564319) + U32(0x55053847) + U32(static_cast<uint32_t>(core.size())) + core;
+}
+
+class ImageCredsTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/image-creds-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { (void)fs::RemoveTree(dir_); }
+  void Write(const std::string& name, const std::string& data) {
+    std::ofstream(dir_ + "/" + name, std::ios::binary) << data;
+  }
+  std::string dir_;
+};
+
+TEST_F(ImageCredsTest, ReadsEveryTasksCredentials) {
+  Write("core-10.img", CoreImage({}));
+  Creds child;
+  child.groups = {27, 100};
+  Write("core-11.img", CoreImage(child));
+  Write("pagemap-10.img", "not a core image");
+  auto creds = ReadImageCreds(dir_);
+  ASSERT_TRUE(creds.has_value()) << creds.error().ToString();
+  ASSERT_EQ(creds->size(), 2u);
+  for (const auto& c : *creds) {
+    EXPECT_EQ(c.uid, 1000u);
+    EXPECT_EQ(c.egid, 1000u);
+    EXPECT_FALSE(c.has_capabilities);
+  }
+  EXPECT_TRUE(CheckCredsOfOwner(*creds, 1000, 1000).ok());
+}
+
+TEST_F(ImageCredsTest, RefusesASetuidTaskForAUser) {
+  Creds su;
+  su.euid = 0;
+  Write("core-12.img", CoreImage(su));
+  auto creds = ReadImageCreds(dir_);
+  ASSERT_TRUE(creds.has_value());
+  Status s = CheckCredsOfOwner(*creds, 1000, 1000);
+  EXPECT_EQ(s.code(), Code::kPermissionDenied);
+  EXPECT_NE(s.message().find("core-12.img runs with uid 0"), std::string::npos) << s.message();
+  EXPECT_TRUE(CheckCredsOfOwner(*creds, 0, 0).ok()) << "root's own trees may hold anything";
+}
+
+TEST_F(ImageCredsTest, RefusesForeignGroupsAndCapabilities) {
+  Creds sg;
+  sg.egid = 42;
+  sg.groups = {27};
+  Write("core-13.img", CoreImage(sg));
+  auto creds = ReadImageCreds(dir_);
+  ASSERT_TRUE(creds.has_value());
+  EXPECT_NE(CheckCredsOfOwner(*creds, 1000, 1000).message().find("gid 42"), std::string::npos);
+
+  Creds member;
+  member.egid = 27;
+  member.groups = {27};
+  Write("core-13.img", CoreImage(member));
+  EXPECT_TRUE(CheckCredsOfOwner(*ReadImageCreds(dir_), 1000, 1000).ok()) << "a group the task is in";
+
+  Creds caps;
+  caps.cap_eff = {0, 1u << 7};
+  Write("core-13.img", CoreImage(caps));
+  EXPECT_NE(CheckCredsOfOwner(*ReadImageCreds(dir_), 1000, 1000).message().find("capabilities"),
+            std::string::npos);
+}
+
+TEST_F(ImageCredsTest, MalformedImagesAreErrorsNotCrashes) {
+  EXPECT_FALSE(ReadImageCreds(dir_).has_value()) << "no core image at all";
+  std::string good = CoreImage({});
+  for (size_t cut : {0ul, 4ul, 11ul, 12ul, good.size() / 2, good.size() - 1}) {
+    Write("core-14.img", good.substr(0, cut));
+    EXPECT_FALSE(ReadImageCreds(dir_).has_value()) << "cut at " << cut;
+  }
+  std::string garbage = good;
+  for (size_t i = 12; i < garbage.size(); ++i) garbage[i] = static_cast<char>(0xff);
+  Write("core-14.img", garbage);
+  EXPECT_FALSE(ReadImageCreds(dir_).has_value());
+}
+
+}  // namespace
+}  // namespace cedana::image
