@@ -22,8 +22,15 @@ struct ImageFile {
   uint64_t size = 0;
 };
 
+// A whole file, or `length` bytes of it from `offset` (a part).
+struct PackItem {
+  std::string name;
+  uint64_t offset = 0, length = 0;
+  bool part = false;
+};
+
 struct StreamPlan {
-  std::vector<std::string> names;
+  std::vector<PackItem> items;
   uint64_t raw_bytes = kTarTrailerSize;  // tar bytes this stream will hold
 };
 
@@ -48,19 +55,31 @@ Result<std::vector<ImageFile>> ListImageFiles(const std::string& dir) {
   return files;
 }
 
-// Largest file first onto the least-filled stream: a simple greedy that keeps the streams
-// (and so the threads) close to equal in size.
-std::vector<StreamPlan> PlanStreams(std::vector<ImageFile> files, int streams) {
-  std::sort(files.begin(), files.end(), [](const ImageFile& a, const ImageFile& b) {
-    return a.size != b.size ? a.size > b.size : a.name < b.name;
+// Files larger than part_bytes become parts (only with several streams), then the largest item
+// goes first onto the least-filled stream: a simple greedy that keeps the streams (and so the
+// threads) close to equal in size.
+std::vector<StreamPlan> PlanStreams(const std::vector<ImageFile>& files, int streams,
+                                    uint64_t part_bytes) {
+  std::vector<PackItem> items;
+  for (const ImageFile& f : files) {
+    if (streams < 2 || part_bytes == 0 || f.size <= part_bytes) {
+      items.push_back({f.name, 0, f.size, false});
+      continue;
+    }
+    for (uint64_t off = 0; off < f.size; off += part_bytes)
+      items.push_back({f.name, off, std::min(part_bytes, f.size - off), true});
+  }
+  std::sort(items.begin(), items.end(), [](const PackItem& a, const PackItem& b) {
+    if (a.length != b.length) return a.length > b.length;
+    return a.name != b.name ? a.name < b.name : a.offset < b.offset;
   });
   std::vector<StreamPlan> plan(streams);
-  for (ImageFile& f : files) {
+  for (PackItem& item : items) {
     auto least = std::min_element(plan.begin(), plan.end(), [](const auto& a, const auto& b) {
       return a.raw_bytes < b.raw_bytes;
     });
-    least->raw_bytes += TarEntrySize(f.size);
-    least->names.push_back(std::move(f.name));
+    least->raw_bytes += TarEntrySize(item.length);
+    least->items.push_back(std::move(item));
   }
   return plan;
 }
@@ -76,8 +95,10 @@ Result<StreamInfo> PackStream(int index, const std::string& images_dir, const St
   CountingSink raw(CompressingSink(options.codec, std::move(hashing), options.level), progress,
                    cancel);
   TarWriter tar(&raw);
-  for (const std::string& name : plan.names) {
-    CEDANA_RETURN_IF_ERROR(tar.AddFile(images_dir, name)) << "packing " << name;
+  for (const PackItem& item : plan.items) {
+    Status s = item.part ? tar.AddFilePart(images_dir, item.name, item.offset, item.length)
+                         : tar.AddFile(images_dir, item.name);
+    CEDANA_RETURN_IF_ERROR(s) << "packing " << item.name;
   }
   CEDANA_RETURN_IF_ERROR(tar.Finish());
   CEDANA_RETURN_IF_ERROR(raw.Close());
@@ -96,7 +117,7 @@ Result<std::vector<StreamInfo>> PackImagesDir(const std::string& images_dir,
         fmt::format("streams must be between 1 and {}, got {}", kMaxStreams, options.streams));
   }
   CEDANA_ASSIGN_OR_RETURN(auto files, ListImageFiles(images_dir));
-  std::vector<StreamPlan> plan = PlanStreams(std::move(files), options.streams);
+  std::vector<StreamPlan> plan = PlanStreams(files, options.streams, options.part_bytes);
   uint64_t total = 0;
   for (const StreamPlan& p : plan) total += p.raw_bytes;
 

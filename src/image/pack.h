@@ -23,6 +23,10 @@ struct PackOptions {
   Codec codec = Codec::kNone;
   int level = 1;             // codec level
   ProgressFn progress;       // optional
+  // With 2 or more streams, files larger than this travel as parts of this size spread over
+  // the streams (TarPartName), so that one large pages image is compressed and stored by every
+  // stream in parallel instead of by one.
+  uint64_t part_bytes = 32ull << 20;
 };
 
 // Writes the streams of `ref` (not the manifest). On failure nothing is committed; the caller

@@ -159,6 +159,43 @@ TEST_F(PackTest, StreamsAreBalanced) {
   EXPECT_LT(m.streams[1].raw_bytes, 10u << 20);
 }
 
+TEST_F(PackTest, LargeFilesTravelAsPartsAcrossStreams) {
+  PackOptions options;
+  options.codec = Codec::kZstd;
+  options.streams = 2;
+  options.part_bytes = 4 << 20;
+  auto infos = PackImagesDir(images_, store_, ref_, options);
+  ASSERT_TRUE(infos.has_value()) << infos.error().ToString();
+  // The 20 MiB pages-1.img as five 4 MiB parts: the streams end within one part of each other
+  // (without parts one stream would hold all 20 MiB).
+  uint64_t a = (*infos)[0].raw_bytes, b = (*infos)[1].raw_bytes;
+  EXPECT_LT(a > b ? a - b : b - a, (4u << 20) + 4096) << a << " vs " << b;
+  Manifest m;
+  m.codec = Codec::kZstd;
+  m.streams = *infos;
+  Status s = UnpackToImagesDir(store_, ref_, m, restored_, {});
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(ReadFiles(restored_), ImageFiles());
+}
+
+TEST_F(PackTest, PartsJoinByHandAndOneStreamKeepsFilesWhole) {
+  PackOptions options;
+  options.streams = 2;
+  options.part_bytes = 4 << 20;
+  ASSERT_TRUE(PackImagesDir(images_, store_, ref_, options).has_value());
+  ASSERT_TRUE(fs::MakeDirs(restored_).ok());
+  RunCommand("cd " + restored_ + " && tar -xf " + StreamPath(0) + " && tar -xf " + StreamPath(1) +
+             " && cat pages-1.img@* > pages-1.img && rm pages-1.img@*");
+  EXPECT_EQ(ReadFiles(restored_), ImageFiles());
+
+  CheckpointRef one{"alice", "train", "c-2"};
+  options.streams = 1;
+  ASSERT_TRUE(PackImagesDir(images_, store_, one, options).has_value());
+  std::string listing = RunCommand("tar -tf " + store_.CheckpointDir(one) + "/stream-0");
+  EXPECT_NE(listing.find("pages-1.img\n"), std::string::npos) << listing;
+  EXPECT_EQ(listing.find('@'), std::string::npos) << listing;
+}
+
 TEST_F(PackTest, MoreStreamsThanFiles) {
   TempDir tmp;
   ASSERT_TRUE(fs::WriteFileAtomic(tmp.Sub("only.img"), "x").ok());

@@ -102,7 +102,27 @@ Status CheckName(const std::string& name) {
   return OkStatus();
 }
 
+constexpr size_t kPartDigits = 16;
+
+// "<base>@<16 digits>" -> base and offset; false for a whole-file name.
+bool ParsePartName(const std::string& name, std::string* base, uint64_t* offset) {
+  if (name.size() < kPartDigits + 2 || name[name.size() - kPartDigits - 1] != '@') return false;
+  uint64_t v = 0;
+  for (size_t i = name.size() - kPartDigits; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return false;
+    v = v * 10 + static_cast<uint64_t>(name[i] - '0');
+  }
+  *base = name.substr(0, name.size() - kPartDigits - 1);
+  *offset = v;
+  return true;
+}
+
 }  // namespace
+
+std::string TarPartName(const std::string& name, uint64_t offset) {
+  std::string digits = std::to_string(offset);
+  return name + "@" + std::string(kPartDigits - std::min(kPartDigits, digits.size()), '0') + digits;
+}
 
 uint64_t TarEntrySize(uint64_t file_size) {
   return kTarBlockSize + (file_size + kTarBlockSize - 1) / kTarBlockSize * kTarBlockSize;
@@ -135,8 +155,19 @@ Status TarWriter::WritePadding(uint64_t size) {
 }
 
 Status TarWriter::AddFile(const std::string& dir, const std::string& name) {
-  if (name.size() > kTarMaxNameLength) {
-    return InvalidArgumentError("file name " + name + " is longer than 100 bytes");
+  return AddEntry(dir, name, name, 0, std::nullopt);
+}
+
+Status TarWriter::AddFilePart(const std::string& dir, const std::string& name, uint64_t offset,
+                              uint64_t length) {
+  return AddEntry(dir, name, TarPartName(name, offset), offset, length);
+}
+
+Status TarWriter::AddEntry(const std::string& dir, const std::string& name,
+                           const std::string& entry_name, uint64_t offset,
+                           std::optional<uint64_t> length) {
+  if (entry_name.size() > kTarMaxNameLength) {
+    return InvalidArgumentError("file name " + entry_name + " is longer than 100 bytes");
   }
   CEDANA_RETURN_IF_ERROR(CheckName(name));
   std::string path = dir + "/" + name;
@@ -146,13 +177,16 @@ Status TarWriter::AddFile(const std::string& dir, const std::string& name) {
   if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, "stat " + path);
   if (!S_ISREG(st.st_mode)) return InvalidArgumentError(path + " is not a regular file");
   ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
-  uint64_t size = static_cast<uint64_t>(st.st_size);
-  CEDANA_RETURN_IF_ERROR(WriteHeader(name, size, st.st_mode, st.st_uid, st.st_gid, st.st_mtime));
+  uint64_t size = length.value_or(static_cast<uint64_t>(st.st_size));
+  CEDANA_RETURN_IF_ERROR(
+      WriteHeader(entry_name, size, st.st_mode, st.st_uid, st.st_gid, st.st_mtime));
   // Exactly `size` bytes follow the header, whatever happens to the file meanwhile: a file
   // that grew is cut at the size in the header; one that shrank cannot be archived.
   uint64_t left = size;
+  uint64_t at = offset;
   while (left > 0) {
-    ssize_t n = ::read(fd.get(), buf_.data(), std::min<uint64_t>(left, buf_.size()));
+    ssize_t n = ::pread(fd.get(), buf_.data(), std::min<uint64_t>(left, buf_.size()),
+                        static_cast<off_t>(at));
     if (n < 0) {
       if (errno == EINTR) continue;
       return ErrnoStatus(errno, "reading " + path);
@@ -160,6 +194,7 @@ Status TarWriter::AddFile(const std::string& dir, const std::string& name) {
     if (n == 0) return AbortedError(path + " shrank while it was packed");
     CEDANA_RETURN_IF_ERROR(out_->Write(buf_.data(), static_cast<size_t>(n)));
     left -= static_cast<uint64_t>(n);
+    at += static_cast<uint64_t>(n);
   }
   return WritePadding(size);
 }
@@ -207,18 +242,28 @@ Result<std::vector<std::string>> TarReader::ExtractAll(const std::string& dir) {
       return InvalidArgumentError("tar entry \"" + name + "\": not a regular file (type '" +
                                   std::string(1, h.typeflag) + "')");
     }
-    CEDANA_RETURN_IF_ERROR(ExtractFile(dir, name, size, static_cast<uint32_t>(mode)));
+    std::string base;
+    uint64_t offset = 0;
+    if (ParsePartName(name, &base, &offset)) {
+      CEDANA_RETURN_IF_ERROR(CheckName(base));
+      CEDANA_RETURN_IF_ERROR(ExtractFile(dir, base, size, static_cast<uint32_t>(mode), offset));
+    } else {
+      CEDANA_RETURN_IF_ERROR(ExtractFile(dir, name, size, static_cast<uint32_t>(mode), std::nullopt));
+    }
     names.push_back(std::move(name));
   }
 }
 
 Status TarReader::ExtractFile(const std::string& dir, const std::string& name, uint64_t size,
-                              uint32_t mode) {
+                              uint32_t mode, std::optional<uint64_t> offset) {
   std::string path = dir + "/" + name;
   // No fsync: a restore that crashes starts over from the store, so durability buys nothing.
-  UniqueFd fd(
-      ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode & 0777));
+  // Parts share their file (no O_EXCL); the images dir is fresh and ours, and O_NOFOLLOW keeps
+  // a name from leading elsewhere.
+  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (offset ? 0 : O_EXCL);
+  UniqueFd fd(::open(path.c_str(), flags, mode & 0777));
   if (!fd.valid()) return ErrnoStatus(errno, "creating " + path);
+  uint64_t at = offset.value_or(0);
   uint64_t padded = TarEntrySize(size) - kTarBlockSize;
   uint64_t left = padded;
   uint64_t data_left = size;
@@ -227,12 +272,13 @@ Status TarReader::ExtractFile(const std::string& dir, const std::string& name, u
     CEDANA_RETURN_IF_ERROR(ReadFull(buf_.data(), chunk));
     size_t data = static_cast<size_t>(std::min<uint64_t>(chunk, data_left));
     for (size_t off = 0; off < data;) {
-      ssize_t n = ::write(fd.get(), buf_.data() + off, data - off);
+      ssize_t n = ::pwrite(fd.get(), buf_.data() + off, data - off, static_cast<off_t>(at));
       if (n < 0) {
         if (errno == EINTR) continue;
         return ErrnoStatus(errno, "writing " + path);
       }
       off += static_cast<size_t>(n);
+      at += static_cast<uint64_t>(n);
     }
     data_left -= data;
     left -= chunk;

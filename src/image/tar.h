@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,12 @@ uint64_t TarEntrySize(uint64_t file_size);
 // Bytes of the end-of-archive marker (two zero blocks).
 inline constexpr uint64_t kTarTrailerSize = 2 * kTarBlockSize;
 
+// A large file can travel as parts, each its own entry "<name>@<offset>" (offset in bytes,
+// 16 decimal digits, so that the parts of a file sort in order): the parts of one file may
+// sit in different streams, which are packed and unpacked in parallel. By hand,
+// `cat <name>@* > <name>` puts a file back together.
+std::string TarPartName(const std::string& name, uint64_t offset);
+
 class TarWriter {
  public:
   // `out` is borrowed and must outlive the writer; the writer never closes it.
@@ -31,10 +38,18 @@ class TarWriter {
   // Appends `dir`/`name` as a regular file. kInvalidArgument for names longer than 100 bytes
   // or containing '/'; kAborted when the file shrinks while it is read.
   Status AddFile(const std::string& dir, const std::string& name);
+  // Appends `length` bytes of `dir`/`name` from `offset` as the part entry TarPartName(name,
+  // offset). kAborted when the file is shorter than offset + length.
+  Status AddFilePart(const std::string& dir, const std::string& name, uint64_t offset,
+                     uint64_t length);
   // Writes the end-of-archive marker. The archive is incomplete without it.
   Status Finish();
 
  private:
+  // The entry `entry_name` holding `length` bytes of the file from `offset` (whole file when
+  // `length` is nullopt).
+  Status AddEntry(const std::string& dir, const std::string& name, const std::string& entry_name,
+                  uint64_t offset, std::optional<uint64_t> length);
   Status WriteHeader(const std::string& name, uint64_t size, uint32_t mode, uint32_t uid,
                      uint32_t gid, int64_t mtime);
   Status WritePadding(uint64_t size);
@@ -49,14 +64,18 @@ class TarReader {
   explicit TarReader(storage::ByteSource* in);
 
   // Extracts every entry into `dir` (which must exist) until the end-of-archive marker.
-  // Files are created exclusively (O_EXCL): an existing name is kAlreadyExists. kInvalidArgument
+  // Files are created exclusively (O_EXCL): an existing name is kAlreadyExists; a part entry
+  // (TarPartName) is written at its offset into its file, which other parts (maybe from other
+  // readers, in parallel) share. kInvalidArgument
   // for entries that are not regular files or whose names contain '/' or '..'; kAborted for a
   // corrupt header or an archive that ends early. Returns the names extracted.
   Result<std::vector<std::string>> ExtractAll(const std::string& dir);
 
  private:
   Status ReadFull(void* data, size_t size);
-  Status ExtractFile(const std::string& dir, const std::string& name, uint64_t size, uint32_t mode);
+  // `offset` is nullopt for a whole file (created exclusively), else a part's offset.
+  Status ExtractFile(const std::string& dir, const std::string& name, uint64_t size, uint32_t mode,
+                     std::optional<uint64_t> offset);
 
   storage::ByteSource* in_;
   std::vector<char> buf_;

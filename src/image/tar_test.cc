@@ -164,6 +164,33 @@ TEST(TarTest, WriterRejectsLongNamesAndMissingFiles) {
   EXPECT_EQ(tar.AddFile(tmp.path(), "../x").code(), Code::kInvalidArgument);
 }
 
+TEST(TarTest, PartsLandAtTheirOffsets) {
+  TempDir tmp;
+  std::string data = "0123456789abcdefghij";
+  MakeFiles(tmp.Sub("in"), {{"pages-1.img", data}});
+  std::string out;
+  StringSink sink(&out);
+  TarWriter tar(&sink);
+  // Out of order, as parts from different streams may arrive.
+  ASSERT_TRUE(tar.AddFilePart(tmp.Sub("in"), "pages-1.img", 12, 8).ok());
+  ASSERT_TRUE(tar.AddFilePart(tmp.Sub("in"), "pages-1.img", 0, 12).ok());
+  ASSERT_TRUE(tar.Finish().ok());
+  std::string other;
+  StringSink other_sink(&other);
+  EXPECT_EQ(TarWriter(&other_sink).AddFilePart(tmp.Sub("in"), "pages-1.img", 16, 8).code(),
+            Code::kAborted)
+      << "a part past the end of the file";
+  EXPECT_EQ(TarPartName("pages-1.img", 12), "pages-1.img@0000000000000012");
+
+  StringSource source(out);
+  TarReader reader(&source);
+  ASSERT_TRUE(fs::MakeDirs(tmp.Sub("out")).ok());
+  auto names = reader.ExtractAll(tmp.Sub("out"));
+  ASSERT_TRUE(names.has_value()) << names.error().ToString();
+  EXPECT_EQ(fs::ReadFile(tmp.Sub("out/pages-1.img")).value(), data);
+  EXPECT_EQ(fs::ListDir(tmp.Sub("out")).value().size(), 1u);
+}
+
 TEST(TarTest, LargeUidUsesBase256ThatGnuTarReads) {
   TempDir tmp;
   Files files = {{"a.img", "x"}};
