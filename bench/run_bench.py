@@ -264,7 +264,10 @@ def report(results, path_md, path_png):
     lines = ["# Benchmarks", "",
              f"Measured {results['when']} on this machine ({results['machine']}), one run of "
              "`sudo bench/run_bench.py`; medians of "
-             f"{results['runs']} runs with min-max. Ratios compare figures of the same run.", "",
+             f"{results['runs']} runs with min-max. Ratios compare figures of the same run.", ""]
+    if results.get("note"):
+        lines += [results["note"], ""]
+    lines += [
              "## Limits", "",
              f"- memory copy (warm memory): {L['memcpy_gbs']:.2f} GB/s",
              f"- checkpoint dir sequential write with fdatasync: {L['disk_write_gbs']:.2f} GB/s",
@@ -422,8 +425,13 @@ def main():
         fresh = {w["name"]: w for w in results["workloads"]}
         results["workloads"] = [fresh.pop(w["name"], w) for w in previous["workloads"]] + list(fresh.values())
         results["limits"] = previous["limits"]
+        results["note"] = (f"Workloads matching \"{args.only}\" were measured again at {results['when']}"
+                           f"{' without S3' if args.no_s3 else ''}; the others (and the limits) come "
+                           f"from the run of {previous['when']}.")
+        results["when"] = previous["when"]
         with open(os.path.join(ROOT, "bench/results.json"), "w") as f:
             json.dump(results, f, indent=1)
+        os.remove(os.path.join(ROOT, "bench/results.json") + ".previous")
     report(results, os.path.join(ROOT, "BENCHMARKS.md"), os.path.join(ROOT, "bench/throughput.png"))
     log("wrote BENCHMARKS.md and bench/throughput.png")
 
