@@ -6,6 +6,7 @@
 #include "common/version.h"
 #include "daemon/dump_job.h"
 #include "daemon/restore_job.h"
+#include "daemon/slurm_job_registry.h"
 #include "protocol/controller_client.h"
 
 namespace cedana::daemon {
@@ -70,7 +71,7 @@ void Agent::Tick() {
       if (state->status != WorkloadStatus::kRunning) continue;
       // Validated digits when the workload was created (handlers.cc); records made by older
       // versions are skipped rather than trusted.
-      if (spec->job_id.size() > 10 || spec->job_id.find_first_not_of("0123456789") != std::string::npos) continue;
+      if (!ValidateJobId(spec->job_id).ok()) continue;
       workloads.push_back({{"job_id", std::stoll(spec->job_id)},
                            {"label", spec->label},
                            {"user", UserName(spec->uid)},

@@ -169,8 +169,7 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
 
   // What CRIU recorded is what a restore recreates: a tree that held more than its owner's
   // identity (setuid, setgid, file capabilities) does not become the owner's checkpoint (D8).
-  CEDANA_ASSIGN_OR_RETURN(std::vector<image::TaskCreds> creds, image::ReadImageCreds(images_dir));
-  CEDANA_RETURN_IF_ERROR(image::CheckCredsOfOwner(creds, target.uid, target.gid))
+  CEDANA_RETURN_IF_ERROR(image::CheckImagesOwnedBy(images_dir, target.uid, target.gid))
       << "checkpoint of pid " << target.pid << " refused";
 
   CEDANA_ASSIGN_OR_RETURN(m.images_bytes, fs::TreeSize(images_dir));

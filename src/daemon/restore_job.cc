@@ -96,8 +96,7 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   CEDANA_RETURN_IF_ERROR(image::UnpackToImagesDir(store, ref, m, images_dir, unpack_progress));
   // Also checked at dump; again here for checkpoints made before that check existed: CRIU
   // would recreate whatever credentials the images hold (D8).
-  CEDANA_ASSIGN_OR_RETURN(std::vector<image::TaskCreds> creds, image::ReadImageCreds(images_dir));
-  CEDANA_RETURN_IF_ERROR(image::CheckCredsOfOwner(creds, m.owner_uid, m.owner_gid))
+  CEDANA_RETURN_IF_ERROR(image::CheckImagesOwnedBy(images_dir, m.owner_uid, m.owner_gid))
       << "checkpoint " << m.id << " refused";
 
   WorkloadSpec spec;

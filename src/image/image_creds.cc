@@ -179,4 +179,9 @@ Status CheckCredsOfOwner(const std::vector<TaskCreds>& tasks, uid_t owner_uid, g
   return OkStatus();
 }
 
+Status CheckImagesOwnedBy(const std::string& images_dir, uid_t owner_uid, gid_t owner_gid) {
+  CEDANA_ASSIGN_OR_RETURN(std::vector<TaskCreds> tasks, ReadImageCreds(images_dir));
+  return CheckCredsOfOwner(tasks, owner_uid, owner_gid);
+}
+
 }  // namespace cedana::image

@@ -35,4 +35,7 @@ Result<std::vector<TaskCreds>> ReadImageCreds(const std::string& images_dir);
 // naming the first task that does not comply. Root owners may hold anything.
 Status CheckCredsOfOwner(const std::vector<TaskCreds>& tasks, uid_t owner_uid, gid_t owner_gid);
 
+// Both of the above on a CRIU images dir: what a dump and a restore check.
+Status CheckImagesOwnedBy(const std::string& images_dir, uid_t owner_uid, gid_t owner_gid);
+
 }  // namespace cedana::image

@@ -111,6 +111,7 @@ struct WindowRecord {
   int64_t max_start_delay = 0;           // seconds, 0 when unset
   std::string status;                    // scheduled | active | completed | cancelled
   std::string warnings;                  // what the administrator should change, one per line
+  bool operator==(const WindowRecord&) const = default;
 };
 
 // What a maintenance window did to one job.

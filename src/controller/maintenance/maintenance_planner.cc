@@ -29,11 +29,6 @@ std::string WarningsFor(const SlurmReservation& r, bool requeue_enabled) {
   return w;
 }
 
-bool SameRecord(const WindowRecord& a, const WindowRecord& b) {
-  return a.nodes == b.nodes && a.start_time == b.start_time && a.end_time == b.end_time &&
-         a.max_start_delay == b.max_start_delay && a.status == b.status && a.warnings == b.warnings;
-}
-
 }  // namespace
 
 MaintenancePlan PlanMaintenance(const MaintenanceInputs& in, const HostOverlap& overlap) {
@@ -50,7 +45,7 @@ MaintenancePlan PlanMaintenance(const MaintenanceInputs& in, const HostOverlap& 
     WindowRecord w{r.name, r.nodes, r.start_time, r.end_time, r.max_start_delay,
                    StatusAt(r, in.now), WarningsFor(r, in.requeue_enabled)};
     auto k = known.find(r.name);
-    if (k == known.end() || !SameRecord(*k->second, w)) plan.windows.push_back(w);
+    if (k == known.end() || !(*k->second == w)) plan.windows.push_back(w);
 
     // Jobs move from lead_seconds before the start until the end (a controller that was down
     // at the start still moves what it finds running there).

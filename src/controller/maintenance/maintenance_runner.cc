@@ -1,6 +1,7 @@
 #include "controller/maintenance/maintenance_runner.h"
 
 #include <chrono>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -49,22 +50,31 @@ Status RunMaintenanceStep(const Config& config, Catalog& catalog) {
   bool any_maint = false;
   for (const auto& r : in.reservations) any_maint = any_maint || r.maint;
   CEDANA_ASSIGN_OR_RETURN(in.known, catalog.ListWindows());
-  if (!any_maint && in.known.empty()) return OkStatus();
-  CEDANA_ASSIGN_OR_RETURN(in.requeue_enabled, SlurmJobRequeueEnabled());
-  CEDANA_ASSIGN_OR_RETURN(in.jobs, catalog.ListJobs(std::nullopt));
-  CEDANA_ASSIGN_OR_RETURN(in.moves, catalog.ListMoves(std::nullopt));
+  std::map<std::string, const WindowRecord*> before;
+  bool any_open = false;
+  for (const WindowRecord& k : in.known) {
+    before[k.name] = &k;
+    any_open = any_open || k.status == "scheduled" || k.status == "active";
+  }
+  // Past windows only need their status closed; jobs, moves and JobRequeue matter only while
+  // SLURM reports a MAINT reservation (this runs every 5 s).
+  if (!any_maint && !any_open) return OkStatus();
+  if (any_maint) {
+    CEDANA_ASSIGN_OR_RETURN(in.requeue_enabled, SlurmJobRequeueEnabled());
+    CEDANA_ASSIGN_OR_RETURN(in.jobs, catalog.ListJobs(std::nullopt));
+    CEDANA_ASSIGN_OR_RETURN(in.moves, catalog.ListMoves(std::nullopt));
+  }
   in.now = NowSeconds();
   in.lead_seconds = config.maintenance_lead_seconds;
 
   MaintenancePlan plan = PlanMaintenance(in, HostListsOverlap);
   for (const WindowRecord& w : plan.windows) {
-    const WindowRecord* before = nullptr;
-    for (const auto& k : in.known)
-      if (k.name == w.name) before = &k;
+    auto it = before.find(w.name);
+    const WindowRecord* was = it == before.end() ? nullptr : it->second;
     CEDANA_RETURN_IF_ERROR(catalog.UpsertWindow(w));
-    if (!before || before->status != w.status)
+    if (!was || was->status != w.status)
       log::Info("maintenance: window {} on {} is {}", w.name, w.nodes, w.status);
-    if (!w.warnings.empty() && (!before || before->warnings != w.warnings))
+    if (!w.warnings.empty() && (!was || was->warnings != w.warnings))
       log::Warn("maintenance: {}", w.warnings);
   }
   for (const PlannedMove& m : plan.moves) {
