@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/bounded_json.h"
 #include "common/fs.h"
 
 extern char** environ;
@@ -268,12 +269,15 @@ std::string ConfigPath(const std::map<std::string, std::string>& env) {
   return it != env.end() && !it->second.empty() ? it->second : kDefaultConfigPath;
 }
 
-Result<LoadedConfig> LoadConfig(const std::string& path,
-                                const std::map<std::string, std::string>& env,
-                                const std::map<std::string, std::string>& overrides,
-                                bool require_file) {
+namespace {
+
+// Defaults < file < environment < overrides. `file_text` is null when there is no file to
+// read; `origin` names it.
+Result<LoadedConfig> BuildConfig(const std::string_view* file_text, const std::string& origin,
+                                 const std::map<std::string, std::string>& env,
+                                 const std::map<std::string, std::string>& overrides) {
   LoadedConfig loaded;
-  std::map<std::string, std::string> origin;
+  std::map<std::string, std::string> origin_of;
 
   auto apply = [&](const std::string& key, const std::string& value, const std::string& from) -> Status {
     const KeySpec* spec = FindSpec(key);
@@ -281,24 +285,18 @@ Result<LoadedConfig> LoadConfig(const std::string& path,
       return InvalidArgumentError(fmt::format("unknown config key \"{}\" in {} (valid keys: {})",
                                               key, from, ValidKeys()));
     CEDANA_RETURN_IF_ERROR(spec->set(loaded.config, value)) << "from " << from;
-    origin[key] = from;
+    origin_of[key] = from;
     return OkStatus();
   };
 
-  Result<std::string> file = fs::Exists(path) ? fs::ReadFile(path) : Result<std::string>(NotFoundError(path));
-  // The file holds secrets and is root's (0600); a non-root client (the CLI, the job proxy)
-  // needs none of them and runs on defaults and its environment.
-  bool unreadable = !file.has_value() && file.error().code() == Code::kPermissionDenied && ::geteuid() != 0;
-  if (fs::Exists(path) && !unreadable) {
-    CEDANA_ASSIGN_OR_RETURN(std::string text, std::move(file));
-    nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object())
-      return InvalidArgumentError("config file " + path + " is not a JSON object");
+  if (file_text != nullptr) {
+    Result<nlohmann::json> parsed = ParseBoundedJson(*file_text);
+    if (!parsed.has_value()) return std::move(parsed).error().WithContext("config file " + origin);
+    const nlohmann::json& j = *parsed;
+    if (!j.is_object()) return InvalidArgumentError("config file " + origin + " is not a JSON object");
     std::map<std::string, std::string> flat;
-    CEDANA_RETURN_IF_ERROR(FlattenJson(j, "", &flat)) << "config file " << path;
-    for (const auto& [k, v] : flat) CEDANA_RETURN_IF_ERROR(apply(k, v, "file " + path));
-  } else if (require_file) {
-    return NotFoundError("config file " + path + " does not exist (create it with `cedana version --init-config`)");
+    CEDANA_RETURN_IF_ERROR(FlattenJson(j, "", &flat)) << "config file " << origin;
+    for (const auto& [k, v] : flat) CEDANA_RETURN_IF_ERROR(apply(k, v, "file " + origin));
   }
   for (const auto& s : Specs()) {
     std::vector<std::string> names = {s.info.env};
@@ -315,11 +313,36 @@ Result<LoadedConfig> LoadConfig(const std::string& path,
   for (const auto& s : Specs()) {
     std::string value = s.get(loaded.config);
     if (s.secret && !value.empty()) value = "(set, " + std::to_string(value.size()) + " chars)";
-    auto it = origin.find(s.info.key);
+    auto it = origin_of.find(s.info.key);
     loaded.sources.push_back(
-        {s.info.key, s.info.env, value, it == origin.end() ? "default" : it->second});
+        {s.info.key, s.info.env, value, it == origin_of.end() ? "default" : it->second});
   }
   return loaded;
+}
+
+}  // namespace
+
+Result<LoadedConfig> LoadConfigText(std::string_view text, const std::string& origin,
+                                    const std::map<std::string, std::string>& env,
+                                    const std::map<std::string, std::string>& overrides) {
+  return BuildConfig(&text, origin, env, overrides);
+}
+
+Result<LoadedConfig> LoadConfig(const std::string& path,
+                                const std::map<std::string, std::string>& env,
+                                const std::map<std::string, std::string>& overrides,
+                                bool require_file) {
+  Result<std::string> file = fs::Exists(path) ? fs::ReadFile(path) : Result<std::string>(NotFoundError(path));
+  // The file holds secrets and is root's (0600); a non-root client (the CLI, the job proxy)
+  // needs none of them and runs on defaults and its environment.
+  bool unreadable = !file.has_value() && file.error().code() == Code::kPermissionDenied && ::geteuid() != 0;
+  if (fs::Exists(path) && !unreadable) {
+    CEDANA_ASSIGN_OR_RETURN(std::string text, std::move(file));
+    return LoadConfigText(text, path, env, overrides);
+  }
+  if (require_file)
+    return NotFoundError("config file " + path + " does not exist (create it with `cedana version --init-config`)");
+  return BuildConfig(nullptr, path, env, overrides);
 }
 
 std::string ConfigToJson(const Config& config) {

@@ -106,6 +106,13 @@ const std::vector<ConfigKeyInfo>& ConfigKeys();
 Result<LoadedConfig> LoadConfig(const std::string& path, const std::map<std::string, std::string>& env,
                                 const std::map<std::string, std::string>& overrides = {},
                                 bool require_file = false);
+// LoadConfig with the file's text given instead of read: `text` is the JSON file's content and
+// `origin` names it in errors and sources (a path). The same parser LoadConfig uses, without
+// file access, for tests and the fuzzer (tests/fuzz). Errors as LoadConfig; never throws on
+// any text.
+Result<LoadedConfig> LoadConfigText(std::string_view text, const std::string& origin,
+                                    const std::map<std::string, std::string>& env,
+                                    const std::map<std::string, std::string>& overrides = {});
 // The process environment as a map.
 std::map<std::string, std::string> ProcessEnvironment();
 // The config file path: $CEDANA_CONFIG or /etc/cedana/config.json.

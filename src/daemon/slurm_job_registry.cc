@@ -6,12 +6,6 @@
 
 namespace cedana::daemon {
 
-Status ValidateJobId(const std::string& job_id) {
-  if (job_id.empty() || job_id.size() > 10 || job_id.find_first_not_of("0123456789") != std::string::npos)
-    return InvalidArgumentError("job id \"" + job_id + "\" is not a SLURM job number (1 to 10 digits)");
-  return OkStatus();
-}
-
 Status SlurmJobRegistry::Register(const std::string& job_id, uid_t uid) const {
   CEDANA_RETURN_IF_ERROR(ValidateJobId(job_id));
   CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir_, 0700));

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "common/job_id.h"
 #include "common/result.h"
 
 namespace cedana::daemon {
@@ -28,8 +29,5 @@ class SlurmJobRegistry {
  private:
   std::string dir_;
 };
-
-// kInvalidArgument unless job_id is a SLURM job number (1 to 10 digits).
-Status ValidateJobId(const std::string& job_id);
 
 }  // namespace cedana::daemon

@@ -1,5 +1,6 @@
 #include "image/manifest.h"
 
+#include "common/bounded_json.h"
 #include "common/fs.h"
 
 #include <fmt/format.h>
@@ -180,8 +181,9 @@ std::string ManifestToJson(const Manifest& m) {
 }
 
 Result<Manifest> ParseManifest(std::string_view text) {
-  json obj = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (obj.is_discarded()) return InvalidArgumentError("manifest is not valid JSON");
+  Result<json> parsed = ParseBoundedJson(text);
+  if (!parsed.has_value()) return std::move(parsed).error().WithContext("manifest");
+  const json& obj = *parsed;
   if (!obj.is_object()) return InvalidArgumentError("manifest is not a JSON object");
   Manifest m;
   CEDANA_RETURN_IF_ERROR(ParseFields(obj, &m));
