@@ -12,6 +12,7 @@
 #include "daemon/caller_files.h"
 #include "daemon/dump_job.h"
 #include "daemon/restore_job.h"
+#include "daemon/slurm_job_registry.h"
 #include "daemon/supervisor.h"
 #include "engine/process_tree.h"
 #include "image/catalog.h"
@@ -19,6 +20,8 @@
 namespace cedana::daemon {
 namespace {
 
+using protocol::DaemonOp;
+using protocol::DaemonRequest;
 using protocol::Message;
 
 std::vector<gid_t> GroupsOf(uid_t uid, gid_t gid) {
@@ -60,6 +63,7 @@ Message WorkloadJson(Node& node, const std::string& id) {
 }
 
 // Request fields a non-root caller could use to make root act outside that caller's reach.
+// (Their form was checked by ParseDaemonRequest; these checks need the node and the caller.)
 // The checkpoint dir: only root picks another one than the configured dir.
 Status CheckDir(const Node& node, const Caller& caller, const std::string& dir) {
   if (caller.IsRoot() || dir.empty() || dir == node.config().checkpoint_dir) return OkStatus();
@@ -71,9 +75,7 @@ Status CheckDir(const Node& node, const Caller& caller, const std::string& dir) 
 // A SLURM job id a workload is attached to must name one of the caller's jobs: slurmd
 // registered it for the caller's uid (task/cedana, HandleSlurmJobStart). Root may name any.
 Status CheckJobId(const Node& node, const Caller& caller, const std::string& job_id) {
-  if (job_id.empty()) return OkStatus();
-  CEDANA_RETURN_IF_ERROR(ValidateJobId(job_id));
-  if (caller.IsRoot()) return OkStatus();
+  if (job_id.empty() || caller.IsRoot()) return OkStatus();
   std::optional<uid_t> owner = node.slurm_jobs().OwnerOf(job_id);
   if (owner == caller.uid) return OkStatus();
   if (!owner.has_value())
@@ -102,20 +104,20 @@ Status CheckOutputPath(const Caller& caller, const std::string& path) {
 
 // With restore_label (the SLURM job proxy), the newest good checkpoint of the label is restored
 // if there is one; if none can be, the command starts fresh and the reason is returned.
-Result<Message> HandleRun(Node& node, const Caller& caller, const Message& req) {
+Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest& req) {
   std::string restore_error;
   std::vector<std::string> skipped;
-  CEDANA_RETURN_IF_ERROR(CheckJobId(node, caller, req.value("job_id", "")));
-  CEDANA_RETURN_IF_ERROR(CheckOwnerPid(caller, req.value("owner_pid", 0)));
-  CEDANA_RETURN_IF_ERROR(CheckOutputPath(caller, req.value("stdout_path", "")));
-  CEDANA_RETURN_IF_ERROR(CheckOutputPath(caller, req.value("stderr_path", "")));
-  if (req.value("restore_label", false)) {
+  CEDANA_RETURN_IF_ERROR(CheckJobId(node, caller, req.job_id));
+  CEDANA_RETURN_IF_ERROR(CheckOwnerPid(caller, req.owner_pid));
+  CEDANA_RETURN_IF_ERROR(CheckOutputPath(caller, req.stdout_path));
+  CEDANA_RETURN_IF_ERROR(CheckOutputPath(caller, req.stderr_path));
+  if (req.restore_label) {
     RestoreOptions o;
-    o.label = req.value("label", "");
-    o.stdout_path = req.value("stdout_path", "");
-    o.stderr_path = req.value("stderr_path", "");
-    o.job_id = req.value("job_id", "");
-    o.owner_pid = req.value("owner_pid", 0);
+    o.label = req.label;
+    o.stdout_path = req.stdout_path;
+    o.stderr_path = req.stderr_path;
+    o.job_id = req.job_id;
+    o.owner_pid = req.owner_pid;
     o.callers_own_only = true;
     Result<RestoreOutcome> r = RunRestore(node, caller, o, {});
     if (r.has_value())
@@ -126,23 +128,21 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const Message& req) 
   }
   WorkloadSpec spec;
   spec.id = NewId("wl-");
-  spec.argv = req.value("argv", std::vector<std::string>{});
+  spec.argv = req.argv;
   if (spec.argv.empty()) return InvalidArgumentError("run: no command given");
-  spec.label = req.value("label", spec.id);
-  CEDANA_RETURN_IF_ERROR(ValidateLabel(spec.label));
-  spec.env = req.value("env", std::vector<std::string>{});
-  spec.cwd = req.value("cwd", "/");
+  spec.label = req.label.empty() ? spec.id : req.label;
+  spec.env = req.env;
+  spec.cwd = req.cwd;
   spec.uid = caller.uid;
   spec.gid = caller.gid;
   spec.groups = GroupsOf(caller.uid, caller.gid);
-  spec.job_id = req.value("job_id", "");
+  spec.job_id = req.job_id;
   spec.created_at_ms = NowMs();
-  spec.stdout_path = req.value("stdout_path", "");
+  spec.stdout_path = req.stdout_path;
   if (spec.stdout_path.empty()) spec.stdout_path = node.records().DirOf(spec.id) + "/output.log";
-  spec.stderr_path = req.value("stderr_path", spec.stdout_path);
-  if (spec.stderr_path.empty()) spec.stderr_path = spec.stdout_path;
-  spec.owner_pid = req.value("owner_pid", 0);
-  spec.slurm_script = req.value("slurm_script", "");
+  spec.stderr_path = req.stderr_path.empty() ? spec.stdout_path : req.stderr_path;
+  spec.owner_pid = req.owner_pid;
+  spec.slurm_script = req.slurm_script;
   CEDANA_RETURN_IF_ERROR(node.records().Create(spec));
   Result<SupervisorStarted> started = LaunchSupervisor(node.records(), spec.id, node.self_exe(), 30);
   if (!started.has_value()) {
@@ -166,21 +166,21 @@ Result<Message> HandlePs(Node& node, const Caller& caller) {
   return Message{{"workloads", list}};
 }
 
-Result<Message> HandleInspect(Node& node, const Caller& caller, const Message& req) {
-  std::string id = req.value("id", "");
+Result<Message> HandleInspect(Node& node, const Caller& caller, const DaemonRequest& req) {
+  const std::string& id = req.id;
   CEDANA_ASSIGN_OR_RETURN(WorkloadSpec spec, node.records().LoadSpec(id));
   CEDANA_RETURN_IF_ERROR(CheckOwner(caller, spec.uid, "workload " + id));
   return Message{{"workload", WorkloadJson(node, id)}};
 }
 
-Result<Message> HandleKill(Node& node, const Caller& caller, const Message& req) {
-  std::string id = req.value("id", "");
+Result<Message> HandleKill(Node& node, const Caller& caller, const DaemonRequest& req) {
+  const std::string& id = req.id;
   CEDANA_ASSIGN_OR_RETURN(WorkloadSpec spec, node.records().LoadSpec(id));
   CEDANA_RETURN_IF_ERROR(CheckOwner(caller, spec.uid, "workload " + id));
   CEDANA_ASSIGN_OR_RETURN(WorkloadState state, node.records().LoadState(id));
   if (state.status != WorkloadStatus::kRunning)
     return FailedPreconditionError(fmt::format("workload {} is {}, not running", id, StatusName(state.status)));
-  int sig = req.value("signal", SIGKILL);
+  int sig = req.signal_number;
   // The workload is the init of its PID namespace: SIGKILL ends the whole namespace; other
   // signals reach it only if it handles them, so they go to every process of the tree.
   if (sig == SIGKILL) {
@@ -207,21 +207,19 @@ Message ManifestSummary(const image::Manifest& m) {
           {"workload_id", m.workload_id}};
 }
 
-Result<Message> HandleDump(Node& node, const Caller& caller, const Message& req,
+Result<Message> HandleDump(Node& node, const Caller& caller, const DaemonRequest& req,
                            const SendProgress& send) {
   DumpOptions o;
-  o.workload_id = req.value("id", "");
-  o.pid = req.value("pid", 0);
-  o.leave_running = req.value("leave_running", false);
-  o.dir = req.value("dir", "");
-  o.compression = req.value("compression", "");
-  o.streams = req.value("streams", 0);
-  o.label = req.value("label", "");
+  o.workload_id = req.id;
+  o.pid = req.pid;
+  o.leave_running = req.leave_running;
+  o.dir = req.dir;
+  o.compression = req.compression;
+  o.streams = req.streams;
+  o.label = req.label;
   CEDANA_RETURN_IF_ERROR(CheckDir(node, caller, o.dir));
   if (o.workload_id.empty() == (o.pid == 0))
     return InvalidArgumentError("dump: give either a workload id or --pid");
-  if (req.contains("streams") && o.streams == 0)
-    return InvalidArgumentError("streams must be between 1 and 64, got 0");
   CEDANA_ASSIGN_OR_RETURN(
       DumpOutcome out, RunDump(node, caller, o, [&](const std::string& phase, uint64_t d, uint64_t t) {
         send({{"type", "progress"}, {"phase", phase}, {"done", d}, {"total", t}});
@@ -231,15 +229,15 @@ Result<Message> HandleDump(Node& node, const Caller& caller, const Message& req,
   return Message{{"checkpoint", summary}};
 }
 
-Result<Message> HandleRestore(Node& node, const Caller& caller, const Message& req,
+Result<Message> HandleRestore(Node& node, const Caller& caller, const DaemonRequest& req,
                               const SendProgress& send) {
   RestoreOptions o;
-  o.checkpoint_id = req.value("checkpoint_id", "");
-  o.label = req.value("label", "");
-  o.dir = req.value("dir", "");
-  o.stdout_path = req.value("stdout_path", "");
-  o.stderr_path = req.value("stderr_path", "");
-  o.job_id = req.value("job_id", "");
+  o.checkpoint_id = req.checkpoint_id;
+  o.label = req.label;
+  o.dir = req.dir;
+  o.stdout_path = req.stdout_path;
+  o.stderr_path = req.stderr_path;
+  o.job_id = req.job_id;
   CEDANA_RETURN_IF_ERROR(CheckDir(node, caller, o.dir));
   CEDANA_RETURN_IF_ERROR(CheckJobId(node, caller, o.job_id));
   CEDANA_RETURN_IF_ERROR(CheckOutputPath(caller, o.stdout_path));
@@ -254,12 +252,12 @@ Result<Message> HandleRestore(Node& node, const Caller& caller, const Message& r
                  {"skipped", out.skipped}};
 }
 
-Result<Message> HandleCheckpoints(Node& node, const Caller& caller, const Message& req) {
-  CEDANA_RETURN_IF_ERROR(CheckDir(node, caller, req.value("dir", "")));
-  CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(req.value("dir", "")));
+Result<Message> HandleCheckpoints(Node& node, const Caller& caller, const DaemonRequest& req) {
+  CEDANA_RETURN_IF_ERROR(CheckDir(node, caller, req.dir));
+  CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(req.dir));
   std::optional<std::string> owner, label;
   if (!caller.IsRoot()) owner = UserName(caller.uid);
-  if (req.contains("label") && !req["label"].get<std::string>().empty()) label = req["label"];
+  if (!req.label.empty()) label = req.label;
   CEDANA_ASSIGN_OR_RETURN(auto manifests, image::ListManifests(*store, owner, label));
   Message list = Message::array();
   for (const auto& m : manifests) {
@@ -270,23 +268,21 @@ Result<Message> HandleCheckpoints(Node& node, const Caller& caller, const Messag
   return Message{{"checkpoints", list}, {"dir", store->Describe()}};
 }
 
-Result<Message> HandleDeleteCheckpoint(Node& node, const Caller& caller, const Message& req) {
-  CEDANA_RETURN_IF_ERROR(CheckDir(node, caller, req.value("dir", "")));
-  CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(req.value("dir", "")));
-  CEDANA_ASSIGN_OR_RETURN(auto found, image::FindById(*store, req.value("checkpoint_id", "")));
+Result<Message> HandleDeleteCheckpoint(Node& node, const Caller& caller, const DaemonRequest& req) {
+  CEDANA_RETURN_IF_ERROR(CheckDir(node, caller, req.dir));
+  CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(req.dir));
+  CEDANA_ASSIGN_OR_RETURN(auto found, image::FindById(*store, req.checkpoint_id));
   CEDANA_RETURN_IF_ERROR(CheckOwner(caller, found.second.owner_uid, "checkpoint " + found.second.id));
   CEDANA_RETURN_IF_ERROR(store->Delete(found.first));
   return Message{{"deleted", found.second.id}};
 }
 
 // From task_cedana.so inside slurmd, which runs as root: "slurmd is launching job J of uid U".
-Result<Message> HandleSlurmJobStart(Node& node, const Caller& caller, const Message& req) {
+Result<Message> HandleSlurmJobStart(Node& node, const Caller& caller, const DaemonRequest& req) {
   if (!caller.IsRoot())
     return PermissionDeniedError("only slurmd (root) registers SLURM jobs with the node daemon");
-  if (!req.contains("uid") || !req["uid"].is_number_unsigned() || req["uid"].get<uint64_t>() >= 0xffffffffu)
-    return InvalidArgumentError("slurm_job_start: \"uid\" must be a user id");
-  std::string job_id = req.value("job_id", "");
-  uid_t uid = req["uid"].get<uid_t>();
+  const std::string& job_id = req.job_id;
+  uid_t uid = req.uid;
   CEDANA_RETURN_IF_ERROR(node.slurm_jobs().Register(job_id, uid));
   log::Info("slurm: job {} of {} registered by slurmd", job_id, UserName(uid));
   return Message{{"job_id", job_id}, {"uid", uid}};
@@ -296,30 +292,26 @@ Result<Message> HandleSlurmJobStart(Node& node, const Caller& caller, const Mess
 
 Result<Message> HandleRequest(Node& node, const Caller& caller, const Message& request,
                               const SendProgress& send_progress) {
-  int v = request.value("v", 0);
-  if (v != protocol::kVersion)
-    return InvalidArgumentError(fmt::format(
-        "protocol version {} is not supported by this daemon (it speaks {}); use a matching cedana",
-        v, protocol::kVersion));
-  std::string op = request.value("op", "");
-  if (op == "ping")
-    return Message{{"version", kVersion},
-                   {"criu", node.criu().settings().binary},
-                   {"criu_version", node.criu_version()},
-                   {"no_breakpoints", node.criu().settings().no_breakpoints},
-                   {"checkpoint_dir", node.config().checkpoint_dir}};
-  if (op == "run") return HandleRun(node, caller, request);
-  if (op == "ps") return HandlePs(node, caller);
-  if (op == "kill") return HandleKill(node, caller, request);
-  if (op == "inspect") return HandleInspect(node, caller, request);
-  if (op == "dump") return HandleDump(node, caller, request, send_progress);
-  if (op == "restore") return HandleRestore(node, caller, request, send_progress);
-  if (op == "checkpoints") return HandleCheckpoints(node, caller, request);
-  if (op == "checkpoints_delete") return HandleDeleteCheckpoint(node, caller, request);
-  if (op == "slurm_job_start") return HandleSlurmJobStart(node, caller, request);
-  return InvalidArgumentError(fmt::format(
-      "unknown op \"{}\" (valid: ping, run, ps, kill, inspect, dump, restore, checkpoints, "
-      "checkpoints_delete, slurm_job_start)", op));
+  // Every field is typed and checked before any handler looks at it (or at the node).
+  CEDANA_ASSIGN_OR_RETURN(DaemonRequest req, protocol::ParseDaemonRequest(request));
+  switch (req.op) {
+    case DaemonOp::kPing:
+      return Message{{"version", kVersion},
+                     {"criu", node.criu().settings().binary},
+                     {"criu_version", node.criu_version()},
+                     {"no_breakpoints", node.criu().settings().no_breakpoints},
+                     {"checkpoint_dir", node.config().checkpoint_dir}};
+    case DaemonOp::kRun: return HandleRun(node, caller, req);
+    case DaemonOp::kPs: return HandlePs(node, caller);
+    case DaemonOp::kKill: return HandleKill(node, caller, req);
+    case DaemonOp::kInspect: return HandleInspect(node, caller, req);
+    case DaemonOp::kDump: return HandleDump(node, caller, req, send_progress);
+    case DaemonOp::kRestore: return HandleRestore(node, caller, req, send_progress);
+    case DaemonOp::kCheckpoints: return HandleCheckpoints(node, caller, req);
+    case DaemonOp::kCheckpointsDelete: return HandleDeleteCheckpoint(node, caller, req);
+    case DaemonOp::kSlurmJobStart: return HandleSlurmJobStart(node, caller, req);
+  }
+  return InternalError(fmt::format("op {} has no handler", protocol::DaemonOpName(req.op)));
 }
 
 }  // namespace cedana::daemon

@@ -6,13 +6,15 @@
 #include <functional>
 
 #include "daemon/node.h"
+#include "protocol/daemon_request.h"
 #include "protocol/wire.h"
 
 namespace cedana::daemon {
 
 using SendProgress = std::function<void(const protocol::Message&)>;
 
-// Dispatches on request["op"]; kInvalidArgument for an unknown op (naming the valid ones).
+// Parses the request (protocol::ParseDaemonRequest: kInvalidArgument for a bad version, an
+// unknown op or a malformed field) and dispatches on its op.
 Result<protocol::Message> HandleRequest(Node& node, const Caller& caller,
                                         const protocol::Message& request,
                                         const SendProgress& send_progress);

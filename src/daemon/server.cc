@@ -29,6 +29,7 @@
 #include "daemon/handlers.h"
 #include "engine/breakpoint_probe.h"
 #include "protocol/client.h"
+#include "protocol/daemon_request.h"
 
 namespace cedana::daemon {
 namespace {
@@ -88,7 +89,8 @@ void ServeConnection(Node& node, UniqueFd conn) {
   protocol::MessageReader reader(conn.get());
   Result<protocol::Message> req = reader.Read();
   if (!req.has_value()) return;
-  std::string op = req->value("op", "");
+  // Outside the try below: RequestOpName never throws (value() would, on a non-string op).
+  std::string op = protocol::RequestOpName(*req);
   Result<protocol::Message> result = InternalError("unhandled");
   try {
     result = HandleRequest(node, caller, *req, [&](const protocol::Message& m) {

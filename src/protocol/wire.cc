@@ -3,13 +3,19 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/bounded_json.h"
+
 namespace cedana::protocol {
 namespace {
 constexpr size_t kMaxMessageBytes = 16 << 20;
 }
 
+std::string EncodeMessage(const Message& message) {
+  return message.dump(-1, ' ', false, Message::error_handler_t::replace) + "\n";
+}
+
 Status WriteMessage(int fd, const Message& message) {
-  std::string line = message.dump() + "\n";
+  std::string line = EncodeMessage(message);
   size_t off = 0;
   while (off < line.size()) {
     ssize_t n = ::send(fd, line.data() + off, line.size() - off, MSG_NOSIGNAL);
@@ -28,9 +34,11 @@ Result<Message> MessageReader::Read() {
     if (nl != std::string::npos) {
       std::string line = buffer_.substr(0, nl);
       buffer_.erase(0, nl + 1);
-      Message m = Message::parse(line, nullptr, /*allow_exceptions=*/false);
-      if (m.is_discarded() || !m.is_object())
-        return InvalidArgumentError("malformed message (not a JSON object)");
+      // Bounded: a local user's request nested 300000 levels deep must not overflow the
+      // daemon's stack when a field of it is copied or printed.
+      Result<Message> m = ParseBoundedJson(line);
+      if (!m.has_value()) return std::move(m).error().WithContext("malformed message");
+      if (!m->is_object()) return InvalidArgumentError("malformed message (not a JSON object)");
       return m;
     }
     if (buffer_.size() > kMaxMessageBytes) return InvalidArgumentError("message too large");

@@ -18,6 +18,10 @@ inline constexpr int kVersion = 1;
 
 using Message = nlohmann::json;
 
+// The message as one line of text, newline included. Invalid UTF-8 in a string (a path or a
+// message built from one) is replaced with U+FFFD instead of throwing: the daemon writes its
+// replies outside any try block, so this never throws (except std::bad_alloc).
+std::string EncodeMessage(const Message& message);
 Status WriteMessage(int fd, const Message& message);
 
 class MessageReader {

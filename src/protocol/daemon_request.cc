@@ -1,0 +1,201 @@
+#include "protocol/daemon_request.h"
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "common/job_id.h"
+#include "common/label.h"
+
+namespace cedana::protocol {
+namespace {
+
+constexpr std::array<std::pair<DaemonOp, std::string_view>, 10> kOpNames = {{
+    {DaemonOp::kPing, "ping"},
+    {DaemonOp::kRun, "run"},
+    {DaemonOp::kPs, "ps"},
+    {DaemonOp::kKill, "kill"},
+    {DaemonOp::kInspect, "inspect"},
+    {DaemonOp::kDump, "dump"},
+    {DaemonOp::kRestore, "restore"},
+    {DaemonOp::kCheckpoints, "checkpoints"},
+    {DaemonOp::kCheckpointsDelete, "checkpoints_delete"},
+    {DaemonOp::kSlurmJobStart, "slurm_job_start"},
+}};
+
+// Highest signal number Linux delivers (SIGRTMAX on x86-64 and arm64).
+constexpr int kMaxSignal = 64;
+constexpr int kMaxStreams = 64;
+// uid_t's all-ones value is (uid_t)-1, "no user" to chown and setresuid: never a real owner.
+constexpr uint64_t kNoUid = std::numeric_limits<uid_t>::max();
+
+// Typed reads of optional fields: absent leaves *out unchanged; present with another type or
+// out of range is kInvalidArgument naming the field. nlohmann's value()/get() would throw.
+class FieldReader {
+ public:
+  explicit FieldReader(const Message& message) : message_(message) {}
+
+  bool Has(const char* key) const { return message_.contains(key); }
+
+  // Strings carry paths and names to syscalls, whose C strings would end at a NUL: a string
+  // with one is refused rather than silently cut short.
+  Status String(const char* key, std::string* out) const {
+    auto it = message_.find(key);
+    if (it == message_.end()) return OkStatus();
+    if (!it->is_string()) return Bad(key, "a string");
+    const std::string& text = it->get_ref<const std::string&>();
+    if (text.find('\0') != std::string::npos) return Bad(key, "a string without NUL bytes");
+    *out = text;
+    return OkStatus();
+  }
+
+  Status StringList(const char* key, std::vector<std::string>* out) const {
+    auto it = message_.find(key);
+    if (it == message_.end()) return OkStatus();
+    if (!it->is_array()) return Bad(key, "an array of strings");
+    std::vector<std::string> list;
+    for (const Message& item : *it) {
+      if (!item.is_string()) return Bad(key, "an array of strings");
+      const std::string& text = item.get_ref<const std::string&>();
+      if (text.find('\0') != std::string::npos) return Bad(key, "an array of strings without NUL bytes");
+      list.push_back(text);
+    }
+    *out = std::move(list);
+    return OkStatus();
+  }
+
+  Status Bool(const char* key, bool* out) const {
+    auto it = message_.find(key);
+    if (it == message_.end()) return OkStatus();
+    if (!it->is_boolean()) return Bad(key, "true or false");
+    *out = it->get<bool>();
+    return OkStatus();
+  }
+
+  // An integer in [min, max]. Doubles ("5.0") and numbers past int64 are refused, never
+  // truncated: a pid of 2^32+5 must not become pid 5.
+  Status Int(const char* key, int64_t min, int64_t max, int64_t* out) const {
+    auto it = message_.find(key);
+    if (it == message_.end()) return OkStatus();
+    std::string range = fmt::format("an integer from {} to {}", min, max);
+    if (it->is_number_unsigned()) {
+      // nlohmann keeps every non-negative integer as unsigned: 0 arrives here, below a min of 1.
+      uint64_t v = it->get<uint64_t>();
+      if (v > static_cast<uint64_t>(max) || static_cast<int64_t>(v) < min) return Bad(key, range);
+      *out = static_cast<int64_t>(v);
+    } else if (it->is_number_integer()) {
+      int64_t v = it->get<int64_t>();
+      if (v < min || v > max) return Bad(key, range);
+      *out = v;
+    } else {
+      return Bad(key, range);
+    }
+    return OkStatus();
+  }
+
+  Status Bad(const char* key, std::string_view want) const {
+    return InvalidArgumentError(fmt::format("request field \"{}\" must be {}", key, want));
+  }
+
+ private:
+  const Message& message_;
+};
+
+Result<DaemonOp> ParseOp(const Message& message) {
+  std::string op = RequestOpName(message);
+  for (const auto& [value, name] : kOpNames)
+    if (name == op) return value;
+  std::string valid;
+  for (const auto& entry : kOpNames) valid += fmt::format("{}{}", valid.empty() ? "" : ", ", entry.second);
+  return InvalidArgumentError(fmt::format("unknown op \"{}\" (valid: {})", op, valid));
+}
+
+Status CheckVersion(const Message& message) {
+  auto it = message.find("v");
+  bool is_integer = it != message.end() && it->is_number_integer();
+  if (is_integer && *it == kVersion) return OkStatus();
+  // Never echo a non-integer "v": it may be megabytes of the caller's text.
+  std::string given = it == message.end() ? "0" : is_integer ? it->dump() : "(not an integer)";
+  return InvalidArgumentError(fmt::format(
+      "protocol version {} is not supported by this daemon (it speaks {}); use a matching cedana",
+      given, kVersion));
+}
+
+// Every field, whichever op: a field of the wrong type is refused even where this op ignores it.
+Status ReadFields(const FieldReader& f, DaemonRequest* r) {
+  CEDANA_RETURN_IF_ERROR(f.String("id", &r->id));
+  CEDANA_RETURN_IF_ERROR(f.String("label", &r->label));
+  CEDANA_RETURN_IF_ERROR(f.String("job_id", &r->job_id));
+  CEDANA_RETURN_IF_ERROR(f.String("dir", &r->dir));
+  CEDANA_RETURN_IF_ERROR(f.String("checkpoint_id", &r->checkpoint_id));
+  CEDANA_RETURN_IF_ERROR(f.StringList("argv", &r->argv));
+  CEDANA_RETURN_IF_ERROR(f.StringList("env", &r->env));
+  CEDANA_RETURN_IF_ERROR(f.String("cwd", &r->cwd));
+  CEDANA_RETURN_IF_ERROR(f.String("stdout_path", &r->stdout_path));
+  CEDANA_RETURN_IF_ERROR(f.String("stderr_path", &r->stderr_path));
+  CEDANA_RETURN_IF_ERROR(f.Bool("restore_label", &r->restore_label));
+  CEDANA_RETURN_IF_ERROR(f.String("slurm_script", &r->slurm_script));
+  CEDANA_RETURN_IF_ERROR(f.Bool("leave_running", &r->leave_running));
+  CEDANA_RETURN_IF_ERROR(f.String("compression", &r->compression));
+  int64_t n = r->owner_pid;
+  CEDANA_RETURN_IF_ERROR(f.Int("owner_pid", 0, std::numeric_limits<pid_t>::max(), &n));
+  r->owner_pid = static_cast<pid_t>(n);
+  n = r->pid;
+  CEDANA_RETURN_IF_ERROR(f.Int("pid", 0, std::numeric_limits<pid_t>::max(), &n));
+  r->pid = static_cast<pid_t>(n);
+  n = r->streams;
+  // 0 means "the configured number" only when the field is absent: an explicit 0 is a mistake.
+  CEDANA_RETURN_IF_ERROR(f.Int("streams", 1, kMaxStreams, &n));
+  r->streams = static_cast<int>(n);
+  n = r->signal_number;
+  CEDANA_RETURN_IF_ERROR(f.Int("signal", 1, kMaxSignal, &n));
+  r->signal_number = static_cast<int>(n);
+  n = r->uid;
+  CEDANA_RETURN_IF_ERROR(f.Int("uid", 0, kNoUid - 1, &n));
+  r->uid = static_cast<uid_t>(n);
+  return OkStatus();
+}
+
+// What the values mean, once their types are right.
+Status CheckValues(const FieldReader& f, const DaemonRequest& r) {
+  // run names the workload after its id when no label is given; an explicit "" is a mistake.
+  // The other ops read "" as "no label".
+  if (!r.label.empty() || (r.op == DaemonOp::kRun && f.Has("label")))
+    CEDANA_RETURN_IF_ERROR(ValidateLabel(r.label));
+  if (!r.job_id.empty()) CEDANA_RETURN_IF_ERROR(ValidateJobId(r.job_id));
+  if (r.op == DaemonOp::kSlurmJobStart) {
+    if (!f.Has("uid")) return f.Bad("uid", "a user id");
+    if (r.job_id.empty()) return f.Bad("job_id", "a SLURM job number");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+std::string_view DaemonOpName(DaemonOp op) {
+  for (const auto& [value, name] : kOpNames)
+    if (value == op) return name;
+  return "unknown";
+}
+
+std::string RequestOpName(const Message& message) {
+  if (!message.is_object()) return "";
+  auto it = message.find("op");
+  return it != message.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+Result<DaemonRequest> ParseDaemonRequest(const Message& message) {
+  if (!message.is_object()) return InvalidArgumentError("malformed request (not a JSON object)");
+  CEDANA_RETURN_IF_ERROR(CheckVersion(message));
+  DaemonRequest request;
+  CEDANA_ASSIGN_OR_RETURN(request.op, ParseOp(message));
+  FieldReader fields(message);
+  CEDANA_RETURN_IF_ERROR(ReadFields(fields, &request));
+  CEDANA_RETURN_IF_ERROR(CheckValues(fields, request));
+  return request;
+}
+
+}  // namespace cedana::protocol
