@@ -29,11 +29,11 @@ PACKAGES=(
   # libclang-rt-14-dev, which clang only recommends
   clang libclang-rt-14-dev
   # tools the tests use
-  gzip zstd lz4 procps psmisc util-linux python3 xz-utils
+  gzip zstd lz4 procps psmisc util-linux python3 xz-utils libcap2-bin
   # the benchmark's plot (bench/run_bench.py)
   python3-matplotlib
   # CRIU build dependencies (PLATFORM.md)
-  libbsd-dev libcap-dev libgnutls28-dev libnet1-dev libnftables-dev libnl-3-dev
+  libbsd-dev libcap-dev libgnutls28-dev libnet1-dev libnftables-dev libnl-3-dev patch
   libprotobuf-c-dev protobuf-c-compiler uuid-dev python3-protobuf pkgconf
   # the controller: HTTP server, catalog databases; PostgreSQL and Chromium for its tests
   libcpp-httplib-dev libsqlite3-dev libpq-dev postgresql chromium
@@ -93,21 +93,31 @@ SRC
     ls "$src"/criu_${CRIU_VERSION}.orig.tar.* >/dev/null 2>&1 || die "could not fetch criu ${CRIU_VERSION} source"
   fi
   log "criu: building ${CRIU_VERSION} (about a minute)"
-  if [ ! -x "$src/build/criu/criu" ]; then
+  if [ ! -x "$src/build/criu/criu" ] || [ "$(cat "$src/build/.cedana-patches" 2>/dev/null)" != "$(criu_patches_stamp)" ]; then
     rm -rf "$src/build" && mkdir -p "$src/build"
     tar -xf "$src"/criu_${CRIU_VERSION}.orig.tar.* -C "$src/build" --strip-components=1
+    local patch
+    for patch in "$ROOT"/scripts/criu-patches/*.patch; do
+      patch -s -d "$src/build" -p1 <"$patch" || die "criu: $patch does not apply"
+    done
     make -s -C "$src/build" -j"$(nproc)" criu >"$src/build.log" 2>&1 \
       || { tail -30 "$src/build.log"; die "criu build failed (log: $src/build.log)"; }
+    criu_patches_stamp >"$src/build/.cedana-patches"
   fi
   # Only the binary and the RPC schema: we speak CRIU's RPC ourselves (no libcriu, no pycriu).
   make -s -C "$src/build" PREFIX="$CRIU_PREFIX" install-criu >>"$src/build.log" 2>&1 \
     || { tail -30 "$src/build.log"; die "criu install failed (log: $src/build.log)"; }
-  mkdir -p "$CRIU_PREFIX/include/criu"
+  mkdir -p "$CRIU_PREFIX/include/criu" "$CRIU_PREFIX/share"
   cp "$src/build/images/rpc.proto" "$CRIU_PREFIX/include/criu/rpc.proto"
+  cp "$src/build/.cedana-patches" "$CRIU_PREFIX/share/cedana-patches"
 }
 
+# Our CRIU build carries small fixes (scripts/criu-patches, each explains itself); a CRIU built
+# before a patch was added is rebuilt.
+criu_patches_stamp() { cat "$ROOT"/scripts/criu-patches/*.patch | sha256sum | cut -d' ' -f1; }
+
 install_criu() {
-  if criu_ok "$CRIU_PREFIX/sbin/criu"; then
+  if criu_ok "$CRIU_PREFIX/sbin/criu" && [ "$(cat "$CRIU_PREFIX/share/cedana-patches" 2>/dev/null)" = "$(criu_patches_stamp)" ]; then
     log "criu: $("$CRIU_PREFIX/sbin/criu" --version | head -n1) under $CRIU_PREFIX"
   elif criu_ok "$(command -v criu || true)" && [ -f /usr/include/criu/rpc.proto ]; then
     log "criu: using the distribution's $(criu --version | head -n1)"

@@ -5,8 +5,12 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/cli_context.h"
+#include "common/capabilities.h"
 
 int main(int argc, char** argv) {
+  // Unprivileged mode gives this binary file capabilities (the seeds' setcap); the node daemon
+  // runs CRIU, so a user's cedana never needs them. See common/capabilities.h.
+  cedana::DropProcessCapabilities();
   try {
     cedana::cli::CliContext ctx;
     CLI::App app{"cedana: checkpoint and restore of SLURM jobs and other workloads with CRIU"};

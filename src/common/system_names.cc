@@ -1,5 +1,6 @@
 #include "common/system_names.h"
 
+#include <grp.h>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -11,6 +12,21 @@ std::string UserName(uid_t uid) {
   char buf[4096];
   if (::getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found != nullptr) return found->pw_name;
   return "uid-" + std::to_string(uid);
+}
+
+std::vector<gid_t> GroupsOf(uid_t uid, gid_t gid) {
+  passwd pw{};
+  passwd* found = nullptr;
+  char buf[4096];
+  if (::getpwuid_r(uid, &pw, buf, sizeof buf, &found) != 0 || found == nullptr) return {gid};
+  int n = 64;
+  std::vector<gid_t> groups(n);
+  if (::getgrouplist(found->pw_name, gid, groups.data(), &n) < 0) {
+    groups.resize(n);
+    ::getgrouplist(found->pw_name, gid, groups.data(), &n);
+  }
+  groups.resize(n);
+  return groups;
 }
 
 Result<uid_t> UidOfUser(const std::string& user) {

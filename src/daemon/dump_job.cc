@@ -116,7 +116,12 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   if (streams < 1 || streams > 64)
     return InvalidArgumentError(fmt::format("streams must be between 1 and 64, got {}", streams));
   CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(options.dir));
-  CEDANA_RETURN_IF_ERROR(store->CheckWritable());  // its message names the checkpoint dir
+  // Checkpoint files are written as the owner in unprivileged mode (root_squash NFS).
+  const auto [store_uid, store_gid] = node.StoreIdentityFor(target.uid, target.gid);
+  {
+    AsFileUser as_owner(store_uid, store_gid);
+    CEDANA_RETURN_IF_ERROR(store->CheckWritable(UserName(target.uid)));  // its message names the checkpoint dir
+  }
 
   image::Manifest m;
   m.id = NewCheckpointId();
@@ -136,6 +141,9 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   std::string images_dir = cfg.work_dir + "/dump-" + m.id;
   CEDANA_RETURN_IF_ERROR(fs::MakeDirs(images_dir, 0700));
   ScopeExit remove_images([&] { (void)fs::RemoveTree(images_dir); });
+  const std::optional<engine::RunAs> criu_identity = node.CriuIdentityFor(target.uid, target.gid);
+  if (criu_identity && ::chown(images_dir.c_str(), target.uid, target.gid) != 0)
+    return ErrnoStatus(errno, "giving the images dir " + images_dir + " to " + m.owner);
 
   // Without leave-running the tree is left *stopped* rather than killed: if packing or the
   // upload fails we can still continue it; it is killed only once the checkpoint is committed.
@@ -153,13 +161,18 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   req.leave_running = options.leave_running;
   req.leave_stopped = !options.leave_running;
   req.shell_job = target.workload_id.empty();
+  req.run_as = criu_identity;
+  if (criu_identity) log::Info("dump: criu runs as {} (unprivileged mode)", m.owner);
   CEDANA_RETURN_IF_ERROR(node.criu().Dump(req)) << "dumping pid " << target.pid;
   auto dumped = std::chrono::steady_clock::now();
 
   bool committed = false;
   ScopeExit thaw([&] {
     if (committed) return;
-    (void)store->Delete(ref);
+    {
+      AsFileUser as_owner(store_uid, store_gid);
+      (void)store->Delete(ref);
+    }
     if (!options.leave_running) {
       int n = engine::SignalTree(target.pid, SIGCONT);
       log::Warn("dump: checkpoint {} failed after the dump; continued {} processes of pid {}",
@@ -173,6 +186,8 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
       << "checkpoint of pid " << target.pid << " refused";
 
   CEDANA_ASSIGN_OR_RETURN(m.images_bytes, fs::TreeSize(images_dir));
+  // The pack's threads are created below and inherit this thread's file-system identity.
+  std::optional<AsFileUser> as_owner(std::in_place, store_uid, store_gid);
   image::PackOptions pack;
   pack.streams = streams;
   pack.codec = codec;
@@ -191,6 +206,7 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   CEDANA_RETURN_IF_ERROR(store->Commit(ref, image::ManifestToJson(m)))
       << "committing checkpoint " << m.id;
   committed = true;
+  as_owner.reset();
 
   if (!options.leave_running) {
     // Committed: the workload may now end. Record why before killing, so that `ps` and the
@@ -206,6 +222,7 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
     };
     for (int i = 0; i < 100 && alive(); ++i) ::usleep(20000);
   }
+  as_owner.emplace(store_uid, store_gid);
   if (Status s = image::ApplyRetention(*store, m.owner, m.label, cfg.checkpoint_keep); !s.ok())
     log::Warn("dump: retention for label {}: {}", m.label, s.ToString());
 

@@ -24,21 +24,6 @@ using protocol::DaemonOp;
 using protocol::DaemonRequest;
 using protocol::Message;
 
-std::vector<gid_t> GroupsOf(uid_t uid, gid_t gid) {
-  passwd pw{};
-  passwd* result = nullptr;
-  char buf[4096];
-  if (::getpwuid_r(uid, &pw, buf, sizeof buf, &result) != 0 || result == nullptr) return {gid};
-  int n = 64;
-  std::vector<gid_t> groups(n);
-  if (::getgrouplist(result->pw_name, gid, groups.data(), &n) < 0) {
-    groups.resize(n);
-    ::getgrouplist(result->pw_name, gid, groups.data(), &n);
-  }
-  groups.resize(n);
-  return groups;
-}
-
 Message WorkloadJson(Node& node, const std::string& id) {
   Message j = {{"id", id}};
   auto spec = node.records().LoadSpec(id);
@@ -136,6 +121,7 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
   spec.uid = caller.uid;
   spec.gid = caller.gid;
   spec.groups = GroupsOf(caller.uid, caller.gid);
+  spec.unprivileged = node.RunsAsOwner(caller.uid);
   spec.job_id = req.job_id;
   spec.created_at_ms = NowMs();
   spec.stdout_path = req.stdout_path;
@@ -254,6 +240,9 @@ Result<Message> HandleRestore(Node& node, const Caller& caller, const DaemonRequ
 
 Result<Message> HandleCheckpoints(Node& node, const Caller& caller, const DaemonRequest& req) {
   CEDANA_RETURN_IF_ERROR(CheckDir(node, caller, req.dir));
+  // Unprivileged mode: a user's own checkpoints are read with that user's identity.
+  const auto [fs_uid, fs_gid] = node.StoreIdentityFor(caller.uid, caller.gid);
+  AsFileUser as_caller(fs_uid, fs_gid);
   CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(req.dir));
   std::optional<std::string> owner, label;
   if (!caller.IsRoot()) owner = UserName(caller.uid);
@@ -270,6 +259,9 @@ Result<Message> HandleCheckpoints(Node& node, const Caller& caller, const Daemon
 
 Result<Message> HandleDeleteCheckpoint(Node& node, const Caller& caller, const DaemonRequest& req) {
   CEDANA_RETURN_IF_ERROR(CheckDir(node, caller, req.dir));
+  // Unprivileged mode: a user's own checkpoints are read with that user's identity.
+  const auto [fs_uid, fs_gid] = node.StoreIdentityFor(caller.uid, caller.gid);
+  AsFileUser as_caller(fs_uid, fs_gid);
   CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(req.dir));
   CEDANA_ASSIGN_OR_RETURN(auto found, image::FindById(*store, req.checkpoint_id));
   CEDANA_RETURN_IF_ERROR(CheckOwner(caller, found.second.owner_uid, "checkpoint " + found.second.id));

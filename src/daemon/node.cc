@@ -20,6 +20,16 @@ Result<std::unique_ptr<storage::CheckpointStore>> Node::OpenStore(const std::str
   return storage::OpenStore(dir.empty() ? config_.checkpoint_dir : dir, config_);
 }
 
+std::optional<engine::RunAs> Node::CriuIdentityFor(uid_t owner, gid_t gid) const {
+  if (!RunsAsOwner(owner)) return std::nullopt;
+  return engine::RunAs{owner, gid, GroupsOf(owner, gid)};
+}
+
+std::pair<uid_t, gid_t> Node::StoreIdentityFor(uid_t owner, gid_t gid) const {
+  if (!RunsAsOwner(owner)) return {0, 0};
+  return {owner, gid};
+}
+
 std::unique_lock<std::mutex> Node::LockWorkload(const std::string& id) {
   std::mutex* mu;
   {

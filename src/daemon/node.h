@@ -8,6 +8,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <utility>
 #include <string>
 
 #include "common/config.h"
@@ -43,6 +45,16 @@ class Node {
 
   // The store named by `dir`, or the configured checkpoint dir when empty.
   Result<std::unique_ptr<storage::CheckpointStore>> OpenStore(const std::string& dir) const;
+  // Unprivileged mode (slurm.unprivileged): CRIU runs as a non-root workload's owner, that
+  // owner's workloads live in the node's PID namespace (a non-root CRIU cannot restore a PID
+  // namespace), and checkpoint files are read and written with the owner's file-system identity
+  // (root_squash NFS). Root's own workloads stay privileged.
+  bool RunsAsOwner(uid_t owner) const { return config_.slurm_unprivileged && owner != 0; }
+  // The identity CRIU takes for a workload of `owner`; empty when CRIU runs as root.
+  std::optional<engine::RunAs> CriuIdentityFor(uid_t owner, gid_t gid) const;
+  // The uid/gid whose file-system identity checkpoint files of `owner` are accessed with
+  // (AsFileUser): the owner in unprivileged mode, else root (0, 0).
+  std::pair<uid_t, gid_t> StoreIdentityFor(uid_t owner, gid_t gid) const;
   // One dump or restore at a time per workload.
   std::unique_lock<std::mutex> LockWorkload(const std::string& id);
 

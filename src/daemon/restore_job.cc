@@ -91,9 +91,18 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   std::string images_dir = cfg.work_dir + "/restore-" + m.id + "-" + NewId("");
   ScopeExit remove_images([&] { (void)fs::RemoveTree(images_dir); });
   CEDANA_RETURN_IF_ERROR(fs::MakeDirs(images_dir, 0700));
+  // Unprivileged mode: the owner's CRIU reads the images, and the checkpoint files are read with
+  // the owner's file-system identity (root_squash NFS).
+  const bool as_owner = node.RunsAsOwner(m.owner_uid);
+  if (as_owner && ::chown(images_dir.c_str(), m.owner_uid, m.owner_gid) != 0)
+    return ErrnoStatus(errno, "giving the images dir " + images_dir + " to " + m.owner);
   image::ProgressFn unpack_progress;
   if (progress) unpack_progress = [&](uint64_t d, uint64_t t) { progress("unpacking", d, t); };
-  CEDANA_RETURN_IF_ERROR(image::UnpackToImagesDir(store, ref, m, images_dir, unpack_progress));
+  {
+    const auto [uid, gid] = node.StoreIdentityFor(m.owner_uid, m.owner_gid);
+    AsFileUser as(uid, gid);  // the unpack's threads inherit it
+    CEDANA_RETURN_IF_ERROR(image::UnpackToImagesDir(store, ref, m, images_dir, unpack_progress));
+  }
   // Also checked at dump; again here for checkpoints made before that check existed: CRIU
   // would recreate whatever credentials the images hold (D8).
   CEDANA_RETURN_IF_ERROR(image::CheckImagesOwnedBy(images_dir, m.owner_uid, m.owner_gid))
@@ -122,6 +131,8 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   spec.criu_timeout_seconds = static_cast<int>(node.criu().settings().timeout.count());
   spec.criu_no_breakpoints = node.criu().settings().no_breakpoints;
   spec.owner_pid = o.owner_pid;
+  spec.unprivileged = as_owner;
+  if (as_owner) spec.groups = GroupsOf(m.owner_uid, m.owner_gid);
   CEDANA_ASSIGN_OR_RETURN(std::string placed_script, PutBackSlurmScript(m, &spec));
   ScopeExit remove_script([&] {
     // CRIU has the file open in the restored bash now (or failed): the path may go.
@@ -150,7 +161,13 @@ Result<RestoreOutcome> RunRestore(Node& node, const Caller& caller, const Restor
   if (options.checkpoint_id.empty() == options.label.empty())
     return InvalidArgumentError("give either a checkpoint id or --label, not both or neither");
   CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(options.dir));
-  CEDANA_ASSIGN_OR_RETURN(auto candidates, FindCandidates(node, caller, *store, options));
+  std::vector<Candidate> candidates;
+  {
+    // A user's own checkpoints are listed with that user's identity in unprivileged mode.
+    const auto [uid, gid] = node.StoreIdentityFor(caller.uid, caller.gid);
+    AsFileUser as(uid, gid);
+    CEDANA_ASSIGN_OR_RETURN(candidates, FindCandidates(node, caller, *store, options));
+  }
   std::vector<std::string> skipped;
   Status last;
   for (const auto& c : candidates) {

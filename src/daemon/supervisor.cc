@@ -81,8 +81,11 @@ Result<Pipes> MakePipes() {
 }
 
 // Starts argv as the init of a new PID namespace and session leader in it (CRIU needs the
-// session leader inside the namespace it dumps).
-Result<pid_t> StartInNewPidNamespace(const WorkloadSpec& spec, Pipes& pipes) {
+// session leader inside the namespace it dumps). In unprivileged mode the workload stays in the
+// node's PID namespace, still as a session leader: CRIU running as the owner cannot create a
+// PID namespace at restore; it gets the dumped pids back with clone3(set_tid) instead, which
+// CAP_CHECKPOINT_RESTORE allows (and which fails if another process took one of them meanwhile).
+Result<pid_t> StartWorkload(const WorkloadSpec& spec, Pipes& pipes) {
   if (spec.argv.empty()) return InvalidArgumentError("empty command");
   // Everything the child needs is prepared before the clone: after it, only syscalls.
   std::vector<char*> argv, envp;
@@ -95,8 +98,9 @@ Result<pid_t> StartInNewPidNamespace(const WorkloadSpec& spec, Pipes& pipes) {
   UniqueFd err_r(err_pipe[0]), err_w(err_pipe[1]);
   UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
 
-  pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0));
-  if (pid < 0) return ErrnoStatus(errno, "clone(CLONE_NEWPID)");
+  unsigned long flags = (spec.unprivileged ? 0 : CLONE_NEWPID) | SIGCHLD;
+  pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, flags, 0, 0, 0, 0));
+  if (pid < 0) return ErrnoStatus(errno, spec.unprivileged ? "clone" : "clone(CLONE_NEWPID)");
   if (pid == 0) {
     auto fail = [&](const char* stage) {
       int e = errno;
@@ -144,6 +148,10 @@ Result<pid_t> RestoreWithCriu(const WorkloadSpec& spec, Pipes& pipes) {
   if (spec.dumped_stderr_ino != 0)
     req.inherit_fds.emplace_back(fmt::format("pipe:[{}]", spec.dumped_stderr_ino), pipes.err_w.get());
   req.shell_job = spec.dumped_stdout_ino == 0;  // a --pid dump of a process we did not start
+  if (spec.unprivileged) {
+    req.run_as = engine::RunAs{spec.uid, spec.gid, spec.groups};
+    log::Info("supervisor: criu restores as uid {} (unprivileged mode)", spec.uid);
+  }
   return criu.Restore(req);
 }
 
@@ -163,6 +171,28 @@ bool Relay(int from, int to) {
     off += w;
   }
   return true;
+}
+
+// What is left of the workload once its top process has gone (orphans reparented to us, the
+// subreaper): killed and reaped, as the kernel does for a PID namespace whose init exits. In
+// unprivileged mode there is no such namespace, and an orphan left to init would keep the
+// workload's pid or process group number taken, so that a restore could not have it back.
+void ReapOrphans(const std::string& id) {
+  int killed = 0;
+  for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+       std::chrono::steady_clock::now() < deadline;) {
+    auto tree = engine::ProcessTreeOf(::getpid());
+    if (tree.has_value())
+      for (pid_t p : *tree)
+        if (p != ::getpid() && ::kill(p, SIGKILL) == 0) ++killed;
+    int st;
+    pid_t r;
+    while ((r = ::waitpid(-1, &st, WNOHANG)) > 0) {
+    }
+    if (r < 0 && errno == ECHILD) break;
+    ::usleep(20000);
+  }
+  if (killed > 0) log::Info("supervisor: workload {}: killed the processes it left behind", id);
 }
 
 // Relays output until the workload has exited and its pipes are closed; records the exit.
@@ -229,6 +259,7 @@ void SuperviseUntilExit(WorkloadRecords& records, const std::string& id, Workloa
     if (exited && (pipes_done || std::chrono::steady_clock::now() - exited_at > std::chrono::seconds(5)))
       break;
   }
+  ReapOrphans(id);
   if (Status s = records.SaveState(id, state); !s.ok())
     log::Error("supervisor: workload {}: recording exit: {}", id, s.ToString());
   log::Info("supervisor: workload {} exited with {}", id, state.exit_code);
@@ -274,9 +305,15 @@ int RunSupervisor(const std::string& workload_dir, int report_fd) {
   }
   Result<Pipes> pipes = MakePipes();
   if (!pipes.has_value()) return fail(pipes.error());
+  if (spec->unprivileged) {
+    // CRIU running as the owner reopens the inherited pipe ends through /proc/self/fd, which
+    // the pipe inode's owner and mode (root, 0600) would refuse.
+    for (int fd : {pipes->out_w.get(), pipes->err_w.get()})
+      if (::fchown(fd, spec->uid, spec->gid) != 0) return fail(ErrnoStatus(errno, "giving the output pipes to the workload's owner"));
+  }
 
   Result<pid_t> pid = spec->mode == "restore" ? RestoreWithCriu(*spec, *pipes)
-                                              : StartInNewPidNamespace(*spec, *pipes);
+                                              : StartWorkload(*spec, *pipes);
   if (!pid.has_value()) return fail(pid.error());
 
   state.pid = *pid;

@@ -1,7 +1,8 @@
 // Supervisor: one small process per workload, in the spirit of containerd-shim/conmon. It is
 // detached from the node daemon (double fork, own session), so restarting or upgrading the
 // daemon neither kills nor orphans workloads. It starts the workload as the init of a new PID
-// namespace (or has CRIU restore it as its direct child), relays the workload's stdout/stderr
+// namespace (in unprivileged mode: in the node's, see StartWorkload) or has CRIU restore it as
+// its direct child, relays the workload's stdout/stderr
 // pipes to the output files, reaps it, and records its state in state.json.
 #pragma once
 

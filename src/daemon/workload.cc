@@ -44,7 +44,8 @@ json SpecToJson(const WorkloadSpec& s) {
           {"dumped_stderr_ino", s.dumped_stderr_ino},
           {"criu_binary", s.criu_binary},
           {"criu_timeout_seconds", s.criu_timeout_seconds},
-          {"criu_no_breakpoints", s.criu_no_breakpoints}};
+          {"criu_no_breakpoints", s.criu_no_breakpoints},
+          {"unprivileged", s.unprivileged}};
 }
 
 Result<WorkloadSpec> SpecFromJson(const json& j) {
@@ -72,6 +73,7 @@ Result<WorkloadSpec> SpecFromJson(const json& j) {
     s.criu_binary = j.value("criu_binary", "");
     s.criu_timeout_seconds = j.value("criu_timeout_seconds", 120);
     s.criu_no_breakpoints = j.value("criu_no_breakpoints", false);
+    s.unprivileged = j.value("unprivileged", false);
   } catch (const json::exception& e) {
     return InvalidArgumentError(std::string("workload spec: ") + e.what());
   }

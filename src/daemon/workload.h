@@ -45,6 +45,9 @@ struct WorkloadSpec {
   std::string criu_binary;
   int criu_timeout_seconds = 120;
   bool criu_no_breakpoints = false;
+  // Unprivileged mode (Node::RunsAsOwner): the workload starts in the node's PID namespace and
+  // CRIU restores it as its owner.
+  bool unprivileged = false;
 };
 
 enum class WorkloadStatus { kStarting, kRunning, kExited, kFailed };

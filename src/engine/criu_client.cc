@@ -1,6 +1,7 @@
 #include "engine/criu_client.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -14,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "common/capabilities.h"
 #include "common/log.h"
 #include "common/unique_fd.h"
 #include "engine/process_tree.h"
@@ -34,7 +36,10 @@ struct SwrkProcess {
 };
 
 // Starts `criu swrk <fd>`. `keep_fds` are left open (without CLOEXEC) in CRIU for inherit-fd.
-Result<SwrkProcess> StartSwrk(const CriuSettings& settings, const std::vector<int>& keep_fds) {
+// With `run_as`, CRIU runs as that user; the capabilities it needs come from its binary's file
+// capabilities when it is exec'd.
+Result<SwrkProcess> StartSwrk(const CriuSettings& settings, const std::vector<int>& keep_fds,
+                              const std::optional<RunAs>& run_as) {
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
     return ErrnoStatus(errno, "socketpair for criu swrk");
@@ -49,6 +54,9 @@ Result<SwrkProcess> StartSwrk(const CriuSettings& settings, const std::vector<in
     if (settings.no_breakpoints) ::setenv("CRIU_FAULT", kCriuFaultNoBreakpoints, 1);
     // CRIU must not die with our terminal's signals; we stop it ourselves at the deadline.
     ::signal(SIGINT, SIG_IGN);
+    if (run_as && (::setgroups(run_as->groups.size(), run_as->groups.data()) != 0 ||
+                   ::setgid(run_as->gid) != 0 || ::setuid(run_as->uid) != 0))
+      ::_exit(126);
     const char* argv[] = {settings.binary.c_str(), "swrk", fd_arg.c_str(), nullptr};
     ::execv(settings.binary.c_str(), const_cast<char* const*>(argv));
     ::_exit(127);
@@ -116,6 +124,10 @@ std::string HintFor(const std::string& errors) {
   if (errors.find("is outside of its pid namespace") != std::string::npos)
     return " (the process's session leader lives in another PID namespace; start the program "
            "with setsid, or under `cedana run`, to make it checkpointable)";
+  if (errors.find("Can't fork for") != std::string::npos &&
+      errors.find("File exists") != std::string::npos)
+    return " (another process uses one of the dumped pids now; unprivileged mode restores "
+           "workloads with their original pids, in the node's PID namespace)";
   return "";
 }
 
@@ -135,8 +147,8 @@ Status ResponseError(const criu_resp& resp, const std::string& what, const std::
 
 // Runs one request through a fresh `criu swrk`. On deadline CRIU is killed.
 Result<criu_resp> Call(const CriuSettings& settings, const criu_req& req,
-                       const std::vector<int>& keep_fds) {
-  CEDANA_ASSIGN_OR_RETURN(SwrkProcess criu, StartSwrk(settings, keep_fds));
+                       const std::vector<int>& keep_fds, const std::optional<RunAs>& run_as = {}) {
+  CEDANA_ASSIGN_OR_RETURN(SwrkProcess criu, StartSwrk(settings, keep_fds, run_as));
   auto deadline = std::chrono::steady_clock::now() + settings.timeout;
   if (Status s = SendRequest(criu.sock.get(), req); !s.ok()) {
     Reap(criu.pid, true);
@@ -156,6 +168,16 @@ Result<UniqueFd> OpenImagesDir(const std::string& images_dir) {
   UniqueFd fd(::open(images_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd.valid()) return ErrnoStatus(errno, "opening images dir " + images_dir);
   return fd;
+}
+
+// Unprivileged mode: checked before CRIU starts, so that a missing setcap is reported as such
+// rather than as whichever EPERM CRIU meets first.
+Status PrepareRunAs(const CriuSettings& settings, const std::optional<RunAs>& run_as,
+                    criu_opts* opts) {
+  if (!run_as) return OkStatus();
+  CEDANA_RETURN_IF_ERROR(CheckUnprivilegedCapable(settings.binary));
+  opts->set_unprivileged(true);
+  return OkStatus();
 }
 
 void FillCommon(criu_opts* opts, int images_dir_fd, const char* log_file) {
@@ -209,6 +231,16 @@ Result<std::string> FindCriuBinary(const std::string& configured) {
       "or set criu.binary (CEDANA_CRIU_BINARY)");
 }
 
+Status CheckUnprivilegedCapable(const std::string& binary) {
+  CEDANA_ASSIGN_OR_RETURN(uint64_t caps, FileCapabilities(binary));
+  uint64_t missing = kUnprivilegedModeCapabilities & ~caps;
+  if (missing == 0) return OkStatus();
+  return FailedPreconditionError(fmt::format(
+      "unprivileged mode (slurm.unprivileged) runs criu as the job's user, but {} lacks {}; run "
+      "`cedana slurm setup` or `setcap {}+eip {}`",
+      binary, CapabilityNames(missing), CapabilityNames(kUnprivilegedModeCapabilities), binary));
+}
+
 Result<CriuClient> CriuClient::Create(CriuSettings settings) {
   CEDANA_ASSIGN_OR_RETURN(settings.binary, FindCriuBinary(settings.binary));
   CriuClient client(std::move(settings));
@@ -247,9 +279,10 @@ Status CriuClient::Dump(const DumpRequest& request) const {
   opts->set_tcp_established(request.tcp_established);
   opts->set_file_locks(request.file_locks);
   opts->set_ext_unix_sk(true);
+  CEDANA_RETURN_IF_ERROR(PrepareRunAs(settings_, request.run_as, opts));
   std::string log = request.images_dir + "/dump.log";
 
-  Result<criu_resp> resp = Call(settings_, req, {});
+  Result<criu_resp> resp = Call(settings_, req, {}, request.run_as);
   if (!resp.has_value()) {
     // CRIU died or was killed mid-dump: whatever it had seized is released by the kernel when
     // CRIU exits, but tasks it had stopped stay stopped. Continue them: never leave a workload
@@ -282,8 +315,9 @@ Result<pid_t> CriuClient::Restore(const RestoreRequest& request) const {
     f->set_fd(fd);
     keep.push_back(fd);
   }
+  CEDANA_RETURN_IF_ERROR(PrepareRunAs(settings_, request.run_as, opts));
   std::string log = request.images_dir + "/restore.log";
-  Result<criu_resp> resp = Call(settings_, req, keep);
+  Result<criu_resp> resp = Call(settings_, req, keep, request.run_as);
   if (!resp.has_value()) {
     std::string tail = LogTail(log);
     return Status(resp.error().code(),

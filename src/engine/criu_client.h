@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,15 @@ struct CriuSettings {
   bool no_breakpoints = false;        // run CRIU with CRIU_FAULT=130 (no hw breakpoints)
 };
 
+// Unprivileged mode: CRIU runs as the workload's owner, with only the capabilities its binary
+// carries (setcap CAP_SYS_PTRACE,CAP_DAC_READ_SEARCH,CAP_CHECKPOINT_RESTORE), and is told so
+// (criu --unprivileged). Unset: CRIU runs as the caller (root).
+struct RunAs {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+};
+
 struct DumpRequest {
   pid_t pid = 0;               // root of the tree (init of the workload's pid namespace)
   std::string images_dir;      // empty dir, created by the caller
@@ -30,6 +40,7 @@ struct DumpRequest {
   bool shell_job = false;      // the tree's session leader is outside it
   bool tcp_established = false;
   bool file_locks = true;
+  std::optional<RunAs> run_as;
 };
 
 struct RestoreRequest {
@@ -40,6 +51,7 @@ struct RestoreRequest {
   bool shell_job = false;
   // The restored root becomes the caller's child (CLONE_PARENT) rather than CRIU's.
   bool rst_sibling = true;
+  std::optional<RunAs> run_as;
 };
 
 class CriuClient {
@@ -61,6 +73,10 @@ class CriuClient {
   explicit CriuClient(CriuSettings settings) : settings_(std::move(settings)) {}
   CriuSettings settings_;
 };
+
+// kFailedPrecondition unless `binary` carries the file capabilities unprivileged mode needs,
+// naming the command that gives them.
+Status CheckUnprivilegedCapable(const std::string& binary);
 
 // The last `lines` lines of a CRIU log, for error messages.
 std::string LogTail(const std::string& path, int lines = 12);

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/capabilities.h"
 #include "common/fs.h"
 #include "slurm/slurm_conf_editor.h"
 #include "slurm/slurm_daemon_restart.h"
@@ -34,6 +35,7 @@ struct SetupRecord {
   std::string plugstack_conf;
   bool plugstack_existed = false;
   std::vector<std::string> installed;
+  std::vector<std::string> capabilities;  // binaries given file capabilities (unprivileged mode)
 };
 
 std::string Dirname(const std::string& path) {
@@ -83,6 +85,7 @@ Result<std::optional<SetupRecord>> LoadRecord(const std::string& path) {
   r.plugstack_conf = j.value("plugstack_conf", "");
   r.plugstack_existed = j.value("plugstack_existed", false);
   r.installed = j.value("installed", std::vector<std::string>());
+  r.capabilities = j.value("capabilities", std::vector<std::string>());
   return std::optional<SetupRecord>(std::move(r));
 }
 
@@ -91,7 +94,8 @@ Status SaveRecord(const std::string& path, const SetupRecord& r) {
                       {"slurm_conf", r.slurm_conf},
                       {"plugstack_conf", r.plugstack_conf},
                       {"plugstack_existed", r.plugstack_existed},
-                      {"installed", r.installed}};
+                      {"installed", r.installed},
+                      {"capabilities", r.capabilities}};
   CEDANA_RETURN_IF_ERROR(fs::MakeDirs(Dirname(path)));
   return fs::WriteFileAtomic(path, j.dump(2) + "\n", 0644);
 }
@@ -182,7 +186,16 @@ Result<InstallReport> SetupSlurm(const SlurmInstallPaths& paths, const SetupOpti
   record.slurm_conf = layout.slurm_conf;
   record.plugstack_conf = layout.plugstack_conf;
   record.plugstack_existed = previous ? previous->plugstack_existed : fs::Exists(layout.plugstack_conf);
-  if (previous) record.installed = previous->installed;
+  if (previous) {
+    record.installed = previous->installed;
+    record.capabilities = previous->capabilities;
+  }
+  std::vector<std::string> capability_binaries = options.capability_binaries;
+  if (!capability_binaries.empty() && sources.count(kSlurmBinary))
+    capability_binaries.push_back(paths.bin_dir + "/" + kSlurmBinary);
+  for (const auto& bin : capability_binaries)
+    if (std::find(record.capabilities.begin(), record.capabilities.end(), bin) == record.capabilities.end())
+      record.capabilities.push_back(bin);
   CEDANA_RETURN_IF_ERROR(BackupOnce(layout.slurm_conf, &report));
   if (record.plugstack_existed && fs::Exists(layout.plugstack_conf)) {
     CEDANA_RETURN_IF_ERROR(BackupOnce(layout.plugstack_conf, &report));
@@ -203,6 +216,12 @@ Result<InstallReport> SetupSlurm(const SlurmInstallPaths& paths, const SetupOpti
     CEDANA_RETURN_IF_ERROR(fs::MakeDirs(Dirname(to)));
     CEDANA_RETURN_IF_ERROR(CopyFile(from, to)) << "installing " << to;
     report.actions.push_back("installed " + to + " (from " + from + ")");
+  }
+  // After the copies: replacing a file drops its capabilities.
+  for (const auto& bin : capability_binaries) {
+    CEDANA_RETURN_IF_ERROR(SetFileCapabilities(bin, kUnprivilegedModeCapabilities))
+        << "unprivileged mode";
+    report.actions.push_back("setcap " + CapabilityNames(kUnprivilegedModeCapabilities) + "+eip " + bin);
   }
 
   CEDANA_ASSIGN_OR_RETURN(std::string conf, fs::ReadFile(layout.slurm_conf));
@@ -240,6 +259,11 @@ Result<InstallReport> DestroySlurm(const SlurmInstallPaths& paths, bool restart)
   } else if (fs::Exists(record->plugstack_conf)) {
     CEDANA_RETURN_IF_ERROR(RemoveFile(record->plugstack_conf));
     report.actions.push_back("removed " + record->plugstack_conf + " (setup created it)");
+  }
+  for (const auto& bin : record->capabilities) {
+    if (!fs::Exists(bin)) continue;
+    CEDANA_RETURN_IF_ERROR(RemoveFileCapabilities(bin));
+    report.actions.push_back("removed the file capabilities of " + bin);
   }
   for (const auto& file : record->installed) {
     if (!fs::Exists(file)) continue;

@@ -50,6 +50,10 @@ struct SetupOptions {
   // Directories searched, in order, for each file to install (the first hit wins).
   std::vector<std::string> source_dirs;
   bool restart = true;  // restart slurmctld/slurmd afterwards (tests turn this off)
+  // Unprivileged mode: binaries given the seeds' file capabilities (CAP_SYS_PTRACE,
+  // CAP_DAC_READ_SEARCH, CAP_CHECKPOINT_RESTORE) after the copies, e.g. criu and cedana;
+  // the installed cedana-slurm is added by setup itself when this is not empty.
+  std::vector<std::string> capability_binaries;
 };
 
 // What setup/destroy did, in order, for the CLI to print; warnings are things left out.
@@ -69,7 +73,8 @@ Result<std::map<std::string, std::string>> FindSourceFiles(const std::vector<std
 Result<InstallReport> SetupSlurm(const SlurmInstallPaths& paths, const SetupOptions& options);
 
 // Restores slurm.conf and plugstack.conf byte-identical from the backups (removing
-// plugstack.conf when setup created it), removes the installed files and the record, and
+// plugstack.conf when setup created it), removes the installed files, the file capabilities
+// setup gave, and the record, and
 // restarts the daemons when `restart`. kNotFound when there is no record (setup was not run).
 Result<InstallReport> DestroySlurm(const SlurmInstallPaths& paths, bool restart);
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -11,6 +12,7 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -65,13 +67,28 @@ std::string Env(const char* name, const std::string& fallback = "") {
   return v && *v ? v : fallback;
 }
 
+// The environment SLURM started us with. A cedana-slurm carrying file capabilities (the seeds'
+// setcap for unprivileged mode) runs as a secure exec, and glibc then removes LD_LIBRARY_PATH,
+// TMPDIR, LOCPATH and the like from `environ`; the job must still get them, so they are read
+// back from /proc/self/environ, which keeps the strings execve passed.
+std::vector<std::string> StartEnvironment() {
+  std::vector<std::string> env;
+  if (::getauxval(AT_SECURE) != 0) {
+    std::ifstream in("/proc/self/environ", std::ios::binary);
+    for (std::string kv; std::getline(in, kv, '\0');)
+      if (!kv.empty()) env.push_back(kv);
+    if (!env.empty()) return env;
+  }
+  for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  return env;
+}
+
 std::vector<std::string> JobEnvironment() {
   std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) {
-    std::string kv = *e;
+  for (std::string& kv : StartEnvironment()) {
     if (kv.rfind("CEDANA_SLURM_ATTACH=", 0) == 0 || kv.rfind("CEDANA_SLURM_ORIG_ARGV0=", 0) == 0)
       continue;
-    env.push_back(kv);
+    env.push_back(std::move(kv));
   }
   return env;
 }
@@ -79,12 +96,14 @@ std::vector<std::string> JobEnvironment() {
 [[noreturn]] void ExecUnmanaged(const std::vector<std::string>& argv, JobLog& log,
                                 const std::string& why) {
   log("{}; the job runs without checkpointing", why);
-  ::unsetenv("CEDANA_SLURM_ATTACH");
-  ::unsetenv("CEDANA_SLURM_ORIG_ARGV0");
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  ::execvp(args[0], args.data());
+  std::vector<std::string> env = JobEnvironment();
+  std::vector<char*> envp;
+  for (auto& kv : env) envp.push_back(kv.data());
+  envp.push_back(nullptr);
+  ::execvpe(args[0], args.data(), envp.data());
   log("cannot exec {}: {}", argv[0], std::strerror(errno));
   ::_exit(127);
 }

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/capabilities.h"
 #include "common/config.h"
 #include "common/version.h"
 #include "controller/controller.h"
@@ -15,6 +16,8 @@
 #include "slurm_bin/controller_commands.h"
 
 int main(int argc, char** argv) {
+  // See cedana's main: the seeds' file capabilities are not used by cedana-slurm either.
+  cedana::DropProcessCapabilities();
   try {
     if (const char* attach = std::getenv("CEDANA_SLURM_ATTACH"); attach && std::string(attach) == "1") {
       std::vector<std::string> args(argv, argv + argc);

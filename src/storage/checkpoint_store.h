@@ -43,9 +43,9 @@ class CheckpointStore {
   // "/var/lib/cedana/checkpoints" or "s3://bucket/prefix": for messages.
   virtual std::string Describe() const = 0;
 
-  // Checks the store is usable for writing (exists/creatable, writable). kPermissionDenied,
-  // kNotFound or kUnavailable with the reason.
-  virtual Status CheckWritable() = 0;
+  // Checks the store is usable for writing `owner`'s checkpoints (exists/creatable, writable).
+  // kPermissionDenied, kNotFound or kUnavailable with the reason.
+  virtual Status CheckWritable(const std::string& owner) = 0;
 
   // Opens stream `index` of a checkpoint that is not committed yet.
   virtual Result<std::unique_ptr<ByteSink>> CreateStream(const CheckpointRef& ref, int index) = 0;

@@ -106,20 +106,28 @@ std::string LocalStore::CheckpointDir(const CheckpointRef& ref) const {
   return root_ + "/" + ref.Path();
 }
 
-Status LocalStore::CheckWritable() {
+// The probe goes where the owner's checkpoints go: on a root_squash export with per-user
+// directories only <root>/<owner> is writable by the job's user (unprivileged mode).
+Status LocalStore::CheckWritable(const std::string& owner) {
   if (fs::Exists(root_) && !IsDir(root_)) {
     return FailedPreconditionError("checkpoint dir " + root_ + " is not a directory");
   }
   CEDANA_RETURN_IF_ERROR(fs::MakeDirs(root_)) << "checkpoint dir " << root_ << " is not usable";
-  std::string probe = root_ + "/.cedana-write-test.XXXXXX";
+  std::string dir = root_;
+  if (!owner.empty()) {
+    CEDANA_RETURN_IF_ERROR(ValidateRef(CheckpointRef{owner, "probe", "probe"}));
+    dir += "/" + owner;
+    CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir, 0700)) << "checkpoint dir " << root_ << " is not writable";
+  }
+  std::string probe = dir + "/.cedana-write-test.XXXXXX";
   int fd = ::mkstemp(probe.data());
   if (fd < 0) {
-    return ErrnoStatus(errno, "checkpoint dir " + root_ + " is not writable");
+    return ErrnoStatus(errno, "checkpoint dir " + dir + " is not writable");
   }
   UniqueFd owned(fd);
   ::unlink(probe.c_str());
   if (::write(owned.get(), "x", 1) != 1) {
-    return ErrnoStatus(errno, "checkpoint dir " + root_ + " is not writable");
+    return ErrnoStatus(errno, "checkpoint dir " + dir + " is not writable");
   }
   return OkStatus();
 }
@@ -182,8 +190,12 @@ Result<std::vector<CheckpointRef>> LocalStore::List(const std::optional<std::str
   CEDANA_ASSIGN_OR_RETURN(auto owners, SubDirs(root_, owner));
   for (const std::string& o : owners) {
     std::string owner_dir = root_ + "/" + o;
-    CEDANA_ASSIGN_OR_RETURN(auto labels, SubDirs(owner_dir, label));
-    for (const std::string& l : labels) {
+    auto labels = SubDirs(owner_dir, label);
+    // Another owner's directory this reader may not open (0700, read with a user's identity in
+    // unprivileged mode): not this reader's checkpoints. Only a listing of all owners skips it.
+    if (!labels.has_value() && !owner && labels.error().code() == Code::kPermissionDenied) continue;
+    if (!labels.has_value()) return labels.error();
+    for (const std::string& l : *labels) {
       std::string label_dir = owner_dir + "/" + l;
       CEDANA_ASSIGN_OR_RETURN(auto ids, SubDirs(label_dir, std::nullopt));
       for (const std::string& id : ids) {

@@ -22,7 +22,7 @@ class LocalStore : public CheckpointStore {
   std::string Describe() const override { return root_; }
   // Creates root (mkdir -p) and proves it writable with a temporary file. kPermissionDenied or
   // kNotFound with a message naming the directory.
-  Status CheckWritable() override;
+  Status CheckWritable(const std::string& owner) override;
 
   // Creates the checkpoint dir as needed and truncates any stream file already there. The
   // sink's destructor removes nothing: after a failure the caller Deletes the ref.

@@ -183,11 +183,24 @@ TEST(LocalStoreTest, RejectsRefsThatEscapeTheStore) {
 TEST(LocalStoreTest, CheckWritableCreatesRoot) {
   TempDir tmp;
   LocalStore store(tmp.Sub("a/b/c"));
-  ASSERT_TRUE(store.CheckWritable().ok());
+  ASSERT_TRUE(store.CheckWritable("").ok());
   EXPECT_TRUE(fs::Exists(tmp.Sub("a/b/c")));
   auto names = fs::ListDir(tmp.Sub("a/b/c"));
   ASSERT_TRUE(names.has_value());
   EXPECT_TRUE(names->empty()) << "probe file left behind";
+}
+
+TEST(LocalStoreTest, CheckWritableProbesTheOwnersDir) {
+  TempDir tmp;
+  LocalStore store(tmp.path());
+  ASSERT_TRUE(store.CheckWritable("alice").ok());
+  struct stat st {};
+  ASSERT_EQ(::stat(tmp.Sub("alice").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  auto names = fs::ListDir(tmp.Sub("alice"));
+  ASSERT_TRUE(names.has_value());
+  EXPECT_TRUE(names->empty()) << "probe file left behind";
+  EXPECT_EQ(store.CheckWritable("../etc").code(), Code::kInvalidArgument);
 }
 
 TEST(LocalStoreTest, CheckWritableReportsReadOnlyDir) {
@@ -195,11 +208,11 @@ TEST(LocalStoreTest, CheckWritableReportsReadOnlyDir) {
   TempDir tmp;
   ASSERT_EQ(::chmod(tmp.path().c_str(), 0555), 0);
   LocalStore store(tmp.path());
-  Status s = store.CheckWritable();
+  Status s = store.CheckWritable("");
   EXPECT_EQ(s.code(), Code::kPermissionDenied);
   EXPECT_NE(s.message().find(tmp.path()), std::string::npos) << s.message();
   LocalStore nested(tmp.Sub("sub"));
-  Status n = nested.CheckWritable();
+  Status n = nested.CheckWritable("");
   EXPECT_EQ(n.code(), Code::kPermissionDenied);
   EXPECT_NE(n.message().find(tmp.Sub("sub")), std::string::npos) << n.message();
   ASSERT_EQ(::chmod(tmp.path().c_str(), 0755), 0);

@@ -201,7 +201,7 @@ std::string S3Store::KeyOf(const CheckpointRef& ref, const std::string& name) co
   return location_.Key(ref.Path() + "/" + name);
 }
 
-Status S3Store::CheckWritable() {
+Status S3Store::CheckWritable(const std::string& /*owner: one probe for the bucket*/) {
   std::string probe = location_.Key(".cedana-write-test");
   CEDANA_RETURN_IF_ERROR(client_->PutObject(probe, "x"))
       << "checkpoint dir " << Describe() << " is not writable";

@@ -23,7 +23,7 @@ class S3Store : public CheckpointStore {
 
   std::string Describe() const override { return location_.Describe(); }
   // Writes and deletes a probe object: proves bucket, credentials and permissions at once.
-  Status CheckWritable() override;
+  Status CheckWritable(const std::string& owner) override;
 
   Result<std::unique_ptr<ByteSink>> CreateStream(const CheckpointRef& ref, int index) override;
   Status Commit(const CheckpointRef& ref, const std::string& manifest_json) override;

@@ -10,6 +10,7 @@
 
 #include "cli/cli_context.h"
 #include "common/fs.h"
+#include "engine/criu_client.h"
 #include "slurm/slurm_install.h"
 
 namespace cedana::cli {
@@ -94,6 +95,16 @@ void AddSlurmCommand(CLI::App& app, CliContext& ctx) {
     slurm::SetupOptions options;
     options.source_dirs = o->sources.empty() ? DefaultSourceDirs() : o->sources;
     options.restart = o->restart;
+    if (ctx.config().slurm_unprivileged) {
+      // The seeds' setcap for unprivileged mode: criu (run as the job's user), cedana and,
+      // added by setup once installed, cedana-slurm.
+      auto criu = engine::FindCriuBinary(ctx.config().criu_binary);
+      if (!criu.has_value()) return ctx.Fail(criu.error());
+      std::error_code ec;
+      options.capability_binaries = {std::filesystem::canonical(*criu, ec).string(),
+                                     std::filesystem::canonical("/proc/self/exe", ec).string()};
+      if (ec) return ctx.Fail(ErrnoStatus(ec.value(), "resolving the criu and cedana binaries"));
+    }
     auto report = slurm::SetupSlurm(paths, options);
     if (!report.has_value()) return ctx.Fail(report.error());
     Print(*report);
