@@ -147,8 +147,11 @@ Status ReadFields(const FieldReader& f, DaemonRequest* r) {
   CEDANA_RETURN_IF_ERROR(f.Int("pid", 0, std::numeric_limits<pid_t>::max(), &n));
   r->pid = static_cast<pid_t>(n);
   n = r->streams;
+  CEDANA_RETURN_IF_ERROR(f.Int("streams", std::numeric_limits<int>::min(), std::numeric_limits<int>::max(), &n));
   // 0 means "the configured number" only when the field is absent: an explicit 0 is a mistake.
-  CEDANA_RETURN_IF_ERROR(f.Int("streams", 1, kMaxStreams, &n));
+  // The message is the one the dump gives for a configured number out of range.
+  if (f.Has("streams") && (n < 1 || n > kMaxStreams))
+    return InvalidArgumentError(fmt::format("streams must be between 1 and {}, got {}", kMaxStreams, n));
   r->streams = static_cast<int>(n);
   n = r->signal_number;
   CEDANA_RETURN_IF_ERROR(f.Int("signal", 1, kMaxSignal, &n));
@@ -163,9 +166,12 @@ Status ReadFields(const FieldReader& f, DaemonRequest* r) {
 Status CheckValues(const FieldReader& f, const DaemonRequest& r) {
   // run names the workload after its id when no label is given; an explicit "" is a mistake.
   // The other ops read "" as "no label".
-  if (!r.label.empty() || (r.op == DaemonOp::kRun && f.Has("label")))
+  if (!r.label.empty() || (r.op == DaemonOp::kRun && f.Has("label"))) {
     CEDANA_RETURN_IF_ERROR(ValidateLabel(r.label));
-  if (!r.job_id.empty()) CEDANA_RETURN_IF_ERROR(ValidateJobId(r.job_id));
+  }
+  if (!r.job_id.empty()) {
+    CEDANA_RETURN_IF_ERROR(ValidateJobId(r.job_id));
+  }
   if (r.op == DaemonOp::kSlurmJobStart) {
     if (!f.Has("uid")) return f.Bad("uid", "a user id");
     if (r.job_id.empty()) return f.Bad("job_id", "a SLURM job number");

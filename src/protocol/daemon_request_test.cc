@@ -47,6 +47,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"NegativePid", R"({"v":1,"op":"dump","pid":-1})", Code::kInvalidArgument},
         Case{"PidAsDouble", R"({"v":1,"op":"dump","pid":5.0})", Code::kInvalidArgument},
         Case{"StreamsZero", R"({"v":1,"op":"dump","pid":3,"streams":0})", Code::kInvalidArgument},
+        Case{"Streams1000", R"({"v":1,"op":"dump","pid":3,"streams":1000})", Code::kInvalidArgument},
         Case{"SignalZero", R"({"v":1,"op":"kill","id":"w","signal":0})", Code::kInvalidArgument},
         Case{"LabelTraversal", R"({"v":1,"op":"checkpoints","label":"../x"})", Code::kInvalidArgument},
         Case{"RunEmptyLabel", R"({"v":1,"op":"run","argv":["a"],"label":""})", Code::kInvalidArgument},
