@@ -57,8 +57,9 @@ Result<uint64_t> FileCapabilities(const std::string& path) {
 Status SetFileCapabilities(const std::string& path, uint64_t mask) {
   vfs_cap_data data{};
   data.magic_etc = VFS_CAP_REVISION_2 | VFS_CAP_FLAGS_EFFECTIVE;
-  data.data[0].permitted = static_cast<uint32_t>(mask);
-  data.data[1].permitted = static_cast<uint32_t>(mask >> 32);
+  // +eip as the seeds write it: permitted, inheritable, and the effective flag.
+  data.data[0].permitted = data.data[0].inheritable = static_cast<uint32_t>(mask);
+  data.data[1].permitted = data.data[1].inheritable = static_cast<uint32_t>(mask >> 32);
   if (::setxattr(path.c_str(), kXattr, &data, XATTR_CAPS_SZ_2, 0) != 0)
     return ErrnoStatus(errno, fmt::format("setcap {}+eip {}", CapabilityNames(mask), path));
   return OkStatus();
@@ -75,7 +76,12 @@ void DropProcessCapabilities() {
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
   // Root keeps its uid-0 powers either way; for everyone else this leaves nothing.
-  if (::getuid() != 0) ::syscall(SYS_capset, &header, data);
+  if (::getuid() == 0) return;
+  ::syscall(SYS_capset, &header, data);
+  // An exec that gained file capabilities left the process non-dumpable, which makes its own
+  // /proc/self files root's (cedana-slurm reads /proc/self/environ). With nothing privileged
+  // left, it may be an ordinary process again.
+  ::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 }
 
 }  // namespace cedana

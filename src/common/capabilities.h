@@ -25,13 +25,15 @@ std::string CapabilityNames(uint64_t mask);
 
 // The permitted file capabilities of `path` (0 when it has none).
 Result<uint64_t> FileCapabilities(const std::string& path);
-// Gives `path` the capabilities `mask` as permitted and effective (setcap <mask>+ep).
+// Gives `path` the capabilities `mask` as permitted, inheritable and effective (setcap
+// <mask>+eip, as the seeds write it).
 Status SetFileCapabilities(const std::string& path, uint64_t mask);
 // Removes every file capability of `path` (setcap -r); OK when it has none.
 Status RemoveFileCapabilities(const std::string& path);
 
-// Drops every capability of this process (permitted, effective, inheritable, ambient). For
-// binaries that carry file capabilities for the seeds' sake but do not use them.
+// Drops every capability of this process (permitted, effective, inheritable, ambient) and makes
+// it dumpable again, unless it runs as root. For binaries that carry file capabilities for the
+// seeds' sake but do not use them.
 void DropProcessCapabilities();
 
 }  // namespace cedana

@@ -138,6 +138,13 @@ int RunDaemon(const Config& config) {
   if (!criu.has_value()) return fail(criu.error());
   Result<std::string> criu_version = criu->Version();
   if (!criu_version.has_value()) return fail(criu_version.error());
+  if (config.slurm_unprivileged) {
+    // Not fatal: root's own workloads still work; users' dumps fail with this same message.
+    if (Status s = engine::CheckUnprivilegedCapable(criu->settings().binary); !s.ok())
+      log::Warn("daemon: {}", s.message());
+    else
+      log::Info("daemon: unprivileged mode: CRIU runs as each workload's owner");
+  }
   Result<std::string> key = LoadOrCreateClusterKey(config.cluster_key_file);
   if (!key.has_value()) return fail(key.error());
 

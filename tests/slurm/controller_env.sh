@@ -10,10 +10,10 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 source "$HERE/cluster.sh"
+source "$HERE/checks.sh"
 CEDANA=${CEDANA:-/usr/local/bin/cedana}
 CEDANA_SLURM=${CEDANA_SLURM:-/usr/local/bin/cedana-slurm}
 UI_SCREENSHOTS=${UI_SCREENSHOTS:-$ROOT/build/test-artifacts/ui}
-PASSED=0; FAILED=0
 T=$(mktemp -d /var/tmp/cedana-ctl.XXXXXX)
 chmod 755 "$T"
 DAEMON_PID= CONTROLLER_PID=
@@ -22,20 +22,12 @@ HOST_ADDR=127.0.0.1
 [ "${CLUSTER_NODES:-1}" = 2 ] && HOST_ADDR=10.77.0.1  # reachable from compute-02's namespace
 URL=http://$HOST_ADDR:$PORT
 ADMIN=admin-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
-say() { printf '%s\n' "$*" >&2; }
-pass() { PASSED=$((PASSED + 1)); say "PASS: $*"; }
-fail() { FAILED=$((FAILED + 1)); say "FAIL: $*"; }
-check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
-wait_for() { local secs=$1; shift; local deadline=$((SECONDS + secs)); until "$@"; do [ $SECONDS -ge $deadline ] && return 1; sleep 0.5; done; }
 api() { # api METHOD PATH [JSON]
   curl -fsS -X "$1" "$URL/v1$2" -H "Authorization: Bearer $ADMIN" -H 'Content-Type: application/json' ${3:+-d "$3"}
 }
 jq_py() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 export -f api jq_py
 export URL ADMIN
-last_counter() { grep -o 'Counter: [0-9]*' "$1" 2>/dev/null | tail -n1 | grep -o '[0-9]*$'; }
-counter_at_least() { local n; n=$(last_counter "$1"); [ -n "$n" ] && [ "$n" -ge "$2" ]; }
-submit() { sbatch --parsable "$@" | cut -d';' -f1; }
 
 CONFIG=/etc/cedana/config.json
 [ -f "$CONFIG" ] && cp -p "$CONFIG" "$T/config.json.orig"

@@ -7,30 +7,12 @@ set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 source "$HERE/cluster.sh"
+source "$HERE/checks.sh"
 CEDANA=${CEDANA:-/usr/local/bin/cedana}
 MEMSTATE=${MEMSTATE:-$ROOT/build/tests/memstate}
-PASSED=0; FAILED=0
 T=$(mktemp -d /var/tmp/cedana-slurm.XXXXXX)
 chmod 755 "$T"
 DAEMON_PID=
-say() { printf '%s\n' "$*" >&2; }
-pass() { PASSED=$((PASSED + 1)); say "PASS: $*"; }
-fail() { FAILED=$((FAILED + 1)); say "FAIL: $*"; }
-check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
-wait_for() { local secs=$1; shift; local deadline=$((SECONDS + secs)); until "$@"; do [ $SECONDS -ge $deadline ] && return 1; sleep 0.5; done; }
-last_counter() { grep -o 'Counter: [0-9]*' "$1" 2>/dev/null | tail -n1 | grep -o '[0-9]*$'; }
-first_counter() { grep -o 'Counter: [0-9]*' "$1" 2>/dev/null | head -n1 | grep -o '[0-9]*$'; }
-counter_at_least() { local n; n=$(last_counter "$1"); [ -n "$n" ] && [ "$n" -ge "$2" ]; }
-consecutive() { # counters in FILE are consecutive (no repeat, no gap)
-  python3 - "$1" <<'PY'
-import re, sys
-nums = [int(m) for m in re.findall(r"^Counter: (\d+)$", open(sys.argv[1]).read(), re.M)]
-ok = len(nums) > 1 and nums == list(range(nums[0], nums[0] + len(nums)))
-if not ok: print(f"counters not consecutive: {nums[:8]} ... {nums[-8:]}", file=sys.stderr)
-sys.exit(0 if ok else 1)
-PY
-}
-submit() { sbatch --parsable "$@" | cut -d';' -f1; }
 
 # --- set-up: config for this run, cluster, node daemon, plugins ------------------------------
 CONFIG=/etc/cedana/config.json
