@@ -90,6 +90,40 @@ check "the checkpoint is still there" test -f "$T/export/$ALICE/unpriv/$ck2/mani
 as_alice "$CEDANA" kill "$r" >/dev/null
 check "counter sequence has no gap, repeat or restart" sequence_ok "$T/alice/counter.out" "Counter: "
 
+# Crafted checkpoints. In this mode alice owns her checkpoint files and can rewrite them; the
+# cluster key stays root's, so whatever she changes is refused before CRIU sees it.
+m2="$T/export/$ALICE/unpriv/$ck2/manifest.json"
+cp -p "$m2" "$T/manifest.good"
+craft() { # craft PYTHON-EXPRESSION-ON-m: rewrites alice's manifest as alice would
+  as_alice /usr/bin/python3 -c "import json,sys,hmac,hashlib
+p=sys.argv[1]; m=json.load(open(p)); $1
+open(p,'w').write(json.dumps(m))" "$m2"
+}
+n_workloads() { "$CEDANA" ps --json | grep -c '"id"'; }
+n0=$(n_workloads)
+craft "m['owner_uid']=0; m['owner']='root'"
+expect_error "a manifest claiming uid 0 is not alice's to restore" "belongs to root, not to $ALICE" as_alice "$CEDANA" restore "$ck2"
+expect_error "nor does root restore it: its MAC fails" "manifest MAC mismatch" "$CEDANA" restore "$ck2"
+as_alice cp "$T/manifest.good" "$m2"
+craft "m.pop('mac', None)"
+expect_error "a manifest without a MAC is refused" "manifest MAC mismatch" as_alice "$CEDANA" restore "$ck2"
+as_alice cp "$T/manifest.good" "$m2"
+craft "m['mac']=hmac.new(b'alice-guesses-a-key', json.dumps(m).encode(), hashlib.sha256).hexdigest()"
+expect_error "a manifest with a MAC under another key is refused" "manifest MAC mismatch" as_alice "$CEDANA" restore "$ck2"
+as_alice cp "$T/manifest.good" "$m2"
+stream=$(ls "$T/export/$ALICE/unpriv/$ck2"/stream-* | head -n1)
+as_alice /usr/bin/python3 -c "import sys
+p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[len(b)//2]^=0xFF; open(p,'wb').write(bytes(b))" "$stream"
+expect_error "a valid manifest with one altered stream is refused" "checksum mismatch" as_alice "$CEDANA" restore "$ck2"
+check "the refusals are logged" test "$(grep -c "restore from uid [0-9]*: .*checkpoint $ck2" "$T/daemon.log")" -ge 5
+check "nothing was restored" test "$(n_workloads)" = "$n0"
+long=$(printf 'a%.0s' $(seq 10000))
+expect_error "a label with ../ is refused" "a label is 1 to 128 letters" as_alice "$CEDANA" restore --label ../unpriv
+expect_error "a label of 10,000 characters is refused" "a label is 1 to 128 letters" as_alice "$CEDANA" run --label "$long" -- true
+expect_error "and for a dump too" "a label is 1 to 128 letters" as_alice "$CEDANA" dump "$w" --label "../../etc"
+check "nothing was written outside the owners' directories" \
+  bash -c "[ \"\$(ls -A '$T/export' | sort | tr '\n' ' ')\" = '$ALICE $BOB ' ] && [ -z \"\$(ls -A '$T/export/$BOB')\" ]"
+
 check "alice deletes her checkpoint" as_alice "$CEDANA" checkpoints delete "$ck"
 check "it is gone from the export" test ! -e "$dir"
 finish
