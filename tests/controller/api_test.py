@@ -17,8 +17,8 @@ ADMIN = os.environ["ADMIN_TOKEN"]
 failed = 0
 
 
-def call(method, path, token=None, body=None):
-    data = None if body is None else json.dumps(body).encode()
+def call(method, path, token=None, body=None, raw=None):
+    data = raw if raw is not None else None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(BASE + path, data=data, method=method)
     if token is not None:
         req.add_header("Authorization", "Bearer " + token)
@@ -127,6 +127,11 @@ st, body = call("POST", "/v1/policies", token=user_token, body={"name": "x", "in
 check("unknown selector key: 400 listing the valid ones", st == 400 and "valid: job_id" in body["error"]["message"], (st, body))
 st, body = call("POST", "/v1/policies", token=user_token, body=None)
 check("empty body: 400", st == 400, (st, body))
+deep = b'{"name": "x", "interval_seconds": 60, "selector": ' + b"[" * 200000 + b"]" * 200000 + b"}"
+st, body = call("POST", "/v1/policies", token=user_token, raw=deep)
+check("a body nested 200000 levels deep: 400", st == 400 and "nested deeper" in body["error"]["message"], (st, body))
+st, body = call("GET", "/v1/health")
+check("and the controller lives on", st == 200, (st, body))
 st, body = call("POST", "/v1/tokens", token=ADMIN, body={"user": 5})
 check("a field of the wrong type: 400, not 500", st == 400 and body["error"]["code"] == "invalid_argument", (st, body))
 st, body = call("GET", "/v1/jobs?enabled=yes", token=ADMIN)

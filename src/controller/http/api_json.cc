@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "common/bounded_json.h"
+
 namespace cedana::controller {
 namespace {
 
@@ -54,7 +56,9 @@ nlohmann::json ToJson(const CheckpointRecord& c, bool with_manifest) {
                       {"location", c.location},
                       {"policy_id", Nullable(c.policy_id)}};
   if (with_manifest) {
-    nlohmann::json m = nlohmann::json::parse(c.manifest, nullptr, false);
+    // A manifest read from storage: bounded like every manifest (image/manifest.cc).
+    Result<nlohmann::json> parsed = ParseBoundedJson(c.manifest);
+    nlohmann::json m = parsed.has_value() ? std::move(parsed).value() : nlohmann::json();
     if (m.is_object()) {
       m.erase("workload");  // argv/env of the job: not for every API reader; the MAC is kept
       j["manifest"] = m;
@@ -104,10 +108,12 @@ nlohmann::json ToJson(const TokenRecord& t) {
   return {{"id", t.id}, {"user", t.user}, {"admin", t.admin}, {"created_ms", t.created_ms}};
 }
 
+// Request bodies come from the network: bounded nesting (common/bounded_json.h), as for the
+// node daemon's socket.
 Result<nlohmann::json> ParseBody(const std::string& body) {
-  nlohmann::json j = nlohmann::json::parse(body.empty() ? "{}" : body, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    return InvalidArgumentError("the request body is not a JSON object");
+  Result<nlohmann::json> j = ParseBoundedJson(body.empty() ? "{}" : body);
+  if (!j.has_value()) return InvalidArgumentError("the request body: " + j.error().message());
+  if (!j->is_object()) return InvalidArgumentError("the request body is not a JSON object");
   return j;
 }
 
