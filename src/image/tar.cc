@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <ctime>
 
 #include "common/unique_fd.h"
 
@@ -195,6 +196,18 @@ Status TarWriter::AddEntry(const std::string& dir, const std::string& name,
     CEDANA_RETURN_IF_ERROR(out_->Write(buf_.data(), static_cast<size_t>(n)));
     left -= static_cast<uint64_t>(n);
     at += static_cast<uint64_t>(n);
+  }
+  return WritePadding(size);
+}
+
+Status TarWriter::AddBytes(const std::string& entry_name, const void* data, uint64_t size) {
+  if (entry_name.size() > kTarMaxNameLength) {
+    return InvalidArgumentError("file name " + entry_name + " is longer than 100 bytes");
+  }
+  CEDANA_RETURN_IF_ERROR(CheckName(entry_name));
+  CEDANA_RETURN_IF_ERROR(WriteHeader(entry_name, size, 0600, 0, 0, ::time(nullptr)));
+  if (size > 0) {
+    CEDANA_RETURN_IF_ERROR(out_->Write(data, static_cast<size_t>(size)));
   }
   return WritePadding(size);
 }

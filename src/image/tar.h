@@ -42,6 +42,10 @@ class TarWriter {
   // offset). kAborted when the file is shorter than offset + length.
   Status AddFilePart(const std::string& dir, const std::string& name, uint64_t offset,
                      uint64_t length);
+  // Appends `size` bytes from memory as the entry `entry_name` (a whole-file name or a
+  // TarPartName), mode 0600, owned by uid/gid 0, mtime now: what a streaming dump writes, which
+  // has no file to take these from. kInvalidArgument for an unsafe or too long name.
+  Status AddBytes(const std::string& entry_name, const void* data, uint64_t size);
   // Writes the end-of-archive marker. The archive is incomplete without it.
   Status Finish();
 
