@@ -189,6 +189,51 @@ void FillCommon(criu_opts* opts, int images_dir_fd, const char* log_file) {
   opts->set_network_lock(criu_network_lock_method::SKIP);
 }
 
+// `criu dump --stream` with the options Dump sets over RPC.
+std::vector<std::string> StreamingDumpArgs(const CriuSettings& settings, const DumpRequest& r) {
+  std::vector<std::string> args = {settings.binary, "dump", "--stream", "-D", r.images_dir,
+                                   "-t", std::to_string(r.pid), "-o", "dump.log", "-v4",
+                                   "--manage-cgroups=ignore", "--network-lock=skip",
+                                   "--ext-unix-sk"};
+  if (r.leave_running) args.push_back("--leave-running");
+  if (r.leave_stopped) args.push_back("--leave-stopped");
+  if (r.shell_job) args.push_back("--shell-job");
+  if (r.tcp_established) args.push_back("--tcp-established");
+  if (r.file_locks) args.push_back("--file-locks");
+  if (r.run_as) args.push_back("--unprivileged");
+  return args;
+}
+
+// Starts the criu command line with stdio on /dev/null (it logs to its -o file).
+Result<pid_t> StartCriuCli(const CriuSettings& settings, const std::vector<std::string>& args,
+                           const std::optional<RunAs>& run_as) {
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  argv.push_back(nullptr);
+  // The environment is built before fork: only async-signal-safe calls in the child.
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e)
+    if (std::strncmp(*e, "CRIU_FAULT=", 11) != 0) env_strings.emplace_back(*e);
+  if (settings.no_breakpoints) env_strings.push_back(std::string("CRIU_FAULT=") + kCriuFaultNoBreakpoints);
+  std::vector<const char*> envp;
+  for (const auto& e : env_strings) envp.push_back(e.c_str());
+  envp.push_back(nullptr);
+  UniqueFd devnull(::open("/dev/null", O_RDWR | O_CLOEXEC));
+  if (!devnull.valid()) return ErrnoStatus(errno, "opening /dev/null");
+  pid_t pid = ::fork();
+  if (pid < 0) return ErrnoStatus(errno, "fork for criu");
+  if (pid == 0) {
+    for (int fd = 0; fd < 3; ++fd) ::dup2(devnull.get(), fd);
+    ::signal(SIGINT, SIG_IGN);
+    if (run_as && (::setgroups(run_as->groups.size(), run_as->groups.data()) != 0 ||
+                   ::setgid(run_as->gid) != 0 || ::setuid(run_as->uid) != 0))
+      ::_exit(126);
+    ::execve(argv[0], const_cast<char* const*>(argv.data()), const_cast<char* const*>(envp.data()));
+    ::_exit(127);
+  }
+  return pid;
+}
+
 }  // namespace
 
 std::string LogTail(const std::string& path, int lines) {
@@ -296,6 +341,64 @@ Status CriuClient::Dump(const DumpRequest& request) const {
   }
   if (!resp->success()) return ResponseError(*resp, "dump", log);
   return OkStatus();
+}
+
+Status CriuClient::DumpStreaming(const DumpRequest& request, ImageReceiver* receiver) const {
+  if (request.run_as) {
+    CEDANA_RETURN_IF_ERROR(CheckUnprivilegedCapable(settings_.binary));
+  }
+  std::optional<std::pair<uid_t, gid_t>> owner;
+  if (request.run_as) owner.emplace(request.run_as->uid, request.run_as->gid);
+  CEDANA_ASSIGN_OR_RETURN(auto capture, ImageCapture::Listen(request.images_dir, owner, receiver));
+  std::string log = request.images_dir + "/dump.log";
+  auto deadline = std::chrono::steady_clock::now() + settings_.timeout;
+  CEDANA_ASSIGN_OR_RETURN(pid_t pid, StartCriuCli(settings_, StreamingDumpArgs(settings_, request),
+                                                  request.run_as));
+  // After a receiver failure CRIU fails at its next write; give it a little time to say so and
+  // resume the tree itself before killing it.
+  constexpr auto kGraceAfterFailure = std::chrono::seconds(10);
+  std::optional<std::chrono::steady_clock::time_point> failed_at;
+  int status = 0;
+  bool killed = false;
+  for (;;) {
+    pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) return ErrnoStatus(errno, "waiting for criu");
+    auto now = std::chrono::steady_clock::now();
+    if (!failed_at && capture->failed()) failed_at = now;
+    if (now >= deadline || (failed_at && now - *failed_at >= kGraceAfterFailure)) {
+      Reap(pid, true);
+      killed = true;
+      break;
+    }
+    ::usleep(5000);
+  }
+  if (!killed && WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    // CRIU closed its pipes; the last bytes may still be on their way to the receiver.
+    return capture->Wait(deadline);
+  }
+  Status streamer = capture->failed() ? capture->status() : OkStatus();
+  capture->Stop();
+  if (killed || WIFSIGNALED(status)) {
+    // As in Dump: tasks CRIU had stopped stay stopped when it dies. Never leave them frozen.
+    int n = SignalTree(request.pid, SIGCONT);
+    log::Warn("engine: streaming dump of pid {} aborted, sent SIGCONT to {} processes",
+              request.pid, n);
+  }
+  std::string tail = LogTail(log);
+  std::string tail_note = tail.empty() ? "" : "\n--- last lines of " + log + " ---\n" + tail;
+  if (!streamer.ok()) {
+    // The cause is ours (the store failed): CRIU's EPIPE is only its consequence.
+    return Status(streamer.code(), "criu dump stopped: " + streamer.message() + tail_note);
+  }
+  if (killed) return DeadlineExceededError("criu did not finish the dump in time" + tail_note);
+  std::string msg = "criu dump failed";
+  std::string errors = ErrorLines(log);
+  if (!errors.empty()) msg += ": " + errors + HintFor(errors);
+  if (WIFSIGNALED(status)) msg += fmt::format(" (criu killed by signal {})", WTERMSIG(status));
+  else if (WEXITSTATUS(status) == 126) msg += " (cannot switch to the workload's user)";
+  else if (WEXITSTATUS(status) == 127) msg += " (cannot execute " + settings_.binary + ")";
+  return AbortedError(msg + tail_note);
 }
 
 Result<pid_t> CriuClient::Restore(const RestoreRequest& request) const {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "engine/image_streamer.h"
 
 namespace cedana::engine {
 
@@ -66,6 +67,14 @@ class CriuClient {
   // On failure: the tree keeps running (CRIU resumes it; past the deadline we kill CRIU and
   // SIGCONT the tree), and the error carries the tail of images_dir/dump.log.
   Status Dump(const DumpRequest& request) const;
+  // A dump through CRIU's image streamer (criu --stream): CRIU hands each image file to
+  // `receiver` as it writes it (ImageCapture), so images_dir keeps only CRIU's log and stats.
+  // Runs the criu command line rather than swrk: CRIU 4.1's RPC service cannot stream (with
+  // `stream` set through an RPC config file it aborts in img_streamer_init). The guarantees of
+  // Dump hold: past the deadline CRIU is killed and the tree continued; a receiver that fails
+  // closes CRIU's pipes, CRIU fails and resumes the tree, and the receiver's error is returned.
+  // While the receiver blocks, CRIU waits with the tree frozen.
+  Status DumpStreaming(const DumpRequest& request, ImageReceiver* receiver) const;
   // Returns the host pid of the restored root. On failure CRIU kills what it had restored.
   Result<pid_t> Restore(const RestoreRequest& request) const;
 
