@@ -128,6 +128,13 @@ const std::vector<KeySpec>& Specs() {
                         "Codec of each stream; gzip streams are readable by `gzip -d`."));
     s.push_back(IntKey("checkpoint.keep", "CEDANA_CHECKPOINT_KEEP", &Config::checkpoint_keep, 0,
                        1000000, "Newest checkpoints kept per label; older ones are deleted. 0 keeps all."));
+    s.push_back(BoolKey("checkpoint.streaming", "CEDANA_CHECKPOINT_STREAMING",
+                        &Config::checkpoint_streaming,
+                        "Stream CRIU's images into the checkpoint as CRIU writes them, without "
+                        "an images dir on disk."));
+    s.push_back(IntKey("checkpoint.memory_limit_mib", "CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB",
+                       &Config::checkpoint_memory_limit_mib, 64, 65536,
+                       "Most image data a streaming dump buffers, in MiB; past it CRIU waits."));
     s.push_back(StringKey("checkpoint.work_dir", "CEDANA_CHECKPOINT_WORK_DIR", &Config::work_dir,
                           "an absolute path",
                           "Local scratch dir for CRIU images dirs while packing/unpacking.",

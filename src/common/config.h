@@ -28,6 +28,14 @@ struct Config {
   std::string checkpoint_compression = "zstd";
   // checkpoint.keep (CEDANA_CHECKPOINT_KEEP): newest checkpoints kept per label; 0 = all.
   int checkpoint_keep = 5;
+  // checkpoint.streaming (CEDANA_CHECKPOINT_STREAMING): CRIU's image files go straight into
+  // the streams as CRIU writes them (CRIU's image streamer) instead of through an images dir on
+  // disk. Default on.
+  bool checkpoint_streaming = true;
+  // checkpoint.memory_limit_mib (CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB): most image bytes a
+  // streaming dump holds in memory; when reached, CRIU waits (the workload stays frozen
+  // longer). 64..65536, default 256.
+  int checkpoint_memory_limit_mib = 256;
   // checkpoint.work_dir (CEDANA_CHECKPOINT_WORK_DIR): local scratch for CRIU images dirs.
   std::string work_dir = "/var/lib/cedana/work";
   // daemon.socket (CEDANA_DAEMON_SOCKET): the node daemon's unix socket.

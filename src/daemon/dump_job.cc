@@ -1,5 +1,6 @@
 #include "daemon/dump_job.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -13,11 +14,13 @@
 #include "common/hex.h"
 #include "common/log.h"
 #include "common/scope_exit.h"
+#include "common/unique_fd.h"
 #include "daemon/caller_files.h"
 #include "engine/process_tree.h"
 #include "image/catalog.h"
 #include "image/image_creds.h"
 #include "image/pack.h"
+#include "image/stream_pack.h"
 
 namespace cedana::daemon {
 namespace {
@@ -82,6 +85,50 @@ Result<Target> ResolveTarget(Node& node, const Caller& caller, const DumpOptions
   CEDANA_RETURN_IF_ERROR(ValidateLabel(t.label));
   return t;
 }
+
+// A streaming dump's image files go to the streaming pack as CRIU writes them. All but the
+// pages images are also written to the images dir: the credential check (D8) reads core-*.img
+// there before the commit, and CRIU's small images help to debug a dump. pages-*.img hold the
+// memory and are never written locally. Called from the image streamer's thread only.
+class StreamedImages : public engine::ImageReceiver {
+ public:
+  StreamedImages(image::StreamingPack* pack, std::string dir) : pack_(pack), dir_(std::move(dir)) {}
+
+  Result<int> Open(const std::string& name) override {
+    CEDANA_ASSIGN_OR_RETURN(int id, pack_->OpenFile(name));  // refuses unsafe names
+    UniqueFd fd;
+    if (name.rfind("pages-", 0) != 0) {
+      std::string path = dir_ + "/" + name;
+      fd.Reset(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+      if (!fd.valid()) return ErrnoStatus(errno, "creating " + path);
+    }
+    if (local_.size() <= static_cast<size_t>(id)) local_.resize(id + 1);
+    local_[id] = std::move(fd);
+    return id;
+  }
+  Status Write(int file, const void* data, size_t size) override {
+    if (file >= 0 && static_cast<size_t>(file) < local_.size() && local_[file].valid()) {
+      const char* p = static_cast<const char*>(data);
+      for (size_t left = size; left > 0;) {
+        ssize_t n = ::write(local_[file].get(), p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return ErrnoStatus(errno, "writing to " + dir_);
+        p += n;
+        left -= static_cast<size_t>(n);
+      }
+    }
+    return pack_->Append(file, data, size);
+  }
+  Status Close(int file) override {
+    if (file >= 0 && static_cast<size_t>(file) < local_.size()) local_[file].Reset();
+    return pack_->CloseFile(file);
+  }
+
+ private:
+  image::StreamingPack* pack_;
+  std::string dir_;
+  std::vector<UniqueFd> local_;
+};
 
 std::string NewCheckpointId() {
   auto now = std::chrono::system_clock::now();
@@ -163,36 +210,80 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   req.shell_job = target.workload_id.empty();
   req.run_as = criu_identity;
   if (criu_identity) log::Info("dump: criu runs as {} (unprivileged mode)", m.owner);
-  CEDANA_RETURN_IF_ERROR(node.criu().Dump(req)) << "dumping pid " << target.pid;
-  auto dumped = std::chrono::steady_clock::now();
 
+  // From here on a failure deletes what was stored and continues the tree (a streaming dump
+  // stores while CRIU dumps, so its rollback starts before CRIU does).
   bool committed = false;
+  bool rollback_armed = false;
+  std::unique_ptr<image::StreamingPack> pack;
   ScopeExit thaw([&] {
-    if (committed) return;
+    if (committed || !rollback_armed) return;
+    if (pack) (void)pack->Abort();  // its threads write into what is deleted next
     {
       AsFileUser as_owner(store_uid, store_gid);
       (void)store->Delete(ref);
     }
     if (!options.leave_running) {
       int n = engine::SignalTree(target.pid, SIGCONT);
-      log::Warn("dump: checkpoint {} failed after the dump; continued {} processes of pid {}",
-                m.id, n, target.pid);
+      log::Warn("dump: checkpoint {} failed; continued {} processes of pid {}", m.id, n,
+                target.pid);
     }
   });
+  if (cfg.checkpoint_streaming) {
+    image::StreamingPackOptions stream;
+    stream.streams = streams;
+    stream.codec = codec;
+    stream.memory_limit = static_cast<uint64_t>(cfg.checkpoint_memory_limit_mib) << 20;
+    if (progress) stream.progress = [&](uint64_t done, uint64_t) { progress("dumping", done, 0); };
+    {
+      // The pack's threads are created here and inherit this file-system identity; CRIU and
+      // the image streamer's thread (the local images dir) do not.
+      AsFileUser as_owner(store_uid, store_gid);
+      CEDANA_ASSIGN_OR_RETURN(pack, image::StreamingPack::Start(*store, ref, std::move(stream)));
+    }
+    rollback_armed = true;
+    StreamedImages images(pack.get(), images_dir);
+    if (Status s = node.criu().DumpStreaming(req, &images); !s.ok()) {
+      // A store failure is the cause; CRIU's failure is then only its consequence.
+      Status cause = pack->Abort();
+      if (!cause.ok())
+        return cause.WithContext("packing checkpoint " + m.id + " into " + store->Describe())
+            .WithContext(fmt::format("dumping pid {}", target.pid));
+      return s.WithContext(fmt::format("dumping pid {}", target.pid));
+    }
+  } else {
+    CEDANA_RETURN_IF_ERROR(node.criu().Dump(req)) << "dumping pid " << target.pid;
+    rollback_armed = true;
+  }
+  auto dumped = std::chrono::steady_clock::now();
 
   // What CRIU recorded is what a restore recreates: a tree that held more than its owner's
   // identity (setuid, setgid, file capabilities) does not become the owner's checkpoint (D8).
   CEDANA_RETURN_IF_ERROR(image::CheckImagesOwnedBy(images_dir, target.uid, target.gid))
       << "checkpoint of pid " << target.pid << " refused";
 
-  CEDANA_ASSIGN_OR_RETURN(m.images_bytes, fs::TreeSize(images_dir));
   // The pack's threads are created below and inherit this thread's file-system identity.
   std::optional<AsFileUser> as_owner(std::in_place, store_uid, store_gid);
-  image::PackOptions pack;
-  pack.streams = streams;
-  pack.codec = codec;
-  if (progress) pack.progress = [&](uint64_t done, uint64_t total) { progress("packing", done, total); };
-  Result<std::vector<image::StreamInfo>> packed = image::PackImagesDir(images_dir, *store, ref, pack);
+  Result<std::vector<image::StreamInfo>> packed = std::vector<image::StreamInfo>{};
+  std::string streamed_note;
+  if (pack) {
+    packed = pack->Finish();
+    image::StreamingPackStats stats = pack->stats();
+    m.images_bytes = stats.file_bytes;
+    streamed_note = fmt::format(", streamed {} files, peak buffer {} MiB, criu waited {} ms",
+                                stats.files, stats.peak_buffered >> 20, stats.waited.count());
+  } else {
+    CEDANA_ASSIGN_OR_RETURN(m.images_bytes, fs::TreeSize(images_dir));
+    image::PackOptions pack_options;
+    pack_options.streams = streams;
+    pack_options.codec = codec;
+    if (progress) {
+      pack_options.progress = [&](uint64_t done, uint64_t total) {
+        progress("packing", done, total);
+      };
+    }
+    packed = image::PackImagesDir(images_dir, *store, ref, pack_options);
+  }
   if (!packed.has_value())
     return packed.error().WithContext("packing checkpoint " + m.id + " into " + store->Describe());
   m.streams = std::move(packed).value();
@@ -226,10 +317,12 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   if (Status s = image::ApplyRetention(*store, m.owner, m.label, cfg.checkpoint_keep); !s.ok())
     log::Warn("dump: retention for label {}: {}", m.label, s.ToString());
 
-  log::Info("dump: checkpoint {} of pid {} (label {}, {} bytes stored, dump {} ms, total {} ms)",
+  // "dump": until CRIU finished, i.e. how long the tree was frozen (a streaming dump's CRIU also
+  // waits for the store when the memory limit is reached).
+  log::Info("dump: checkpoint {} of pid {} (label {}, {} bytes stored, dump {} ms, total {} ms{})",
             m.id, target.pid, m.label, m.StoredBytes(),
             std::chrono::duration_cast<std::chrono::milliseconds>(dumped - started).count(),
-            m.duration_ms);
+            m.duration_ms, streamed_note);
   return DumpOutcome{m, store->Describe() + "/" + ref.Path()};
 }
 

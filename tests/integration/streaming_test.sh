@@ -1,0 +1,67 @@
+#!/bin/bash
+# Streaming dumps (checkpoint.streaming): CRIU hands its image files to the daemon through its
+# image streamer, within checkpoint.memory_limit_mib. A 1 GiB workload checks its own state
+# after the round trip; a store that fails mid-stream (a full checkpoint dir) leaves the
+# workload running and thawed with nothing committed; the images-dir path (streaming off) still
+# works.
+source "$(dirname "$0")/lib.sh"
+MIB=${MEMSTATE_MIB:-1024}
+start_daemon CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB=64 || exit 1
+
+lines_at_least() { [ "$(count_lines "$1" "$2")" -ge "$3" ]; }
+engine_state() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
+last_dump_line() { grep " dump: checkpoint " "$T/daemon.log" | tail -n1; }
+
+start_memstate() { # tag mib -> workload id
+  local w
+  w=$("$CEDANA" run --label "$1" --output "$T/$1.out" -- "$MEMSTATE" "$2" "$T/$1.flag" 0 2>/dev/null)
+  wait_for 120 lines_at_least "$T/$1.out" ready 1 || fail "$1: workload never got ready"
+  echo "$w"
+}
+restore_and_check() { # tag checkpoint
+  local r
+  r=$(restore_id "$2")
+  check "$1: restore" test -n "$r"
+  touch "$T/$1.flag"
+  check "$1: restored workload finished" wait_for 120 is_status "$r" "exited"
+  check "$1: restored state checksum matches (exit 0)" test "$(wl_field "$r" exit_code)" = 0
+  check "$1: checkpoint deleted" "$CEDANA" checkpoints delete "$2" >/dev/null
+}
+
+# 1 GiB through 64 MiB of memory: CRIU waits for the store, the round trip is exact.
+w=$(start_memstate big "$MIB")
+ck=$(dump_id "$w" --compression zstd --streams 4)
+check "big: streaming dump" test -n "$ck"
+line=$(last_dump_line)
+check "big: the dump streamed" grep -q "streamed" <<<"$line"
+peak=$(grep -o 'peak buffer [0-9]*' <<<"$line" | grep -o '[0-9]*$')
+check "big: peak buffer ${peak:-?} MiB within the 64 MiB limit" test -n "$peak" -a "${peak:-999}" -le 64
+check "big: no pages image written to the work dir" bash -c "[ -z \"\$(ls '$T/work')\" ]"
+restore_and_check big "$ck"
+
+# The store fails mid-stream: a checkpoint dir with room for a part of the images.
+mkdir -p "$T/small"
+mount -t tmpfs -o size=48m tmpfs "$T/small" && CLEANUPS+=("umount '$T/small'")
+w=$(start_memstate full 256)
+out=$("$CEDANA" dump "$w" --dir "$T/small" --compression none --streams 2 2>&1)
+check "full: the dump fails" test $? -ne 0
+check "full: the error names the cause" grep -q "No space left on device" <<<"$out"
+pid=$(wl_field "$w" pid)
+check "full: workload still running" is_status "$w" running
+check "full: workload not left stopped" test "$(engine_state "$pid")" != T
+check "full: nothing committed or left in the checkpoint dir" \
+  bash -c "[ -z \"\$(find '$T/small' -name manifest.json)\" ] && [ -z \"\$(find '$T/small' -type f)\" ]"
+check "full: no images dir left in the work dir" bash -c "[ -z \"\$(ls '$T/work')\" ]"
+ck=$(dump_id "$w" --compression lz4 --streams 2)
+check "full: the workload dumps fine afterwards" test -n "$ck"
+restore_and_check full "$ck"
+
+# Streaming off: CRIU writes an images dir, which is packed afterwards.
+stop_daemon
+start_daemon CEDANA_CHECKPOINT_STREAMING=0 || exit 1
+w=$(start_memstate off 256)
+ck=$(dump_id "$w" --compression zstd --streams 2)
+check "off: dump" test -n "$ck"
+check "off: the dump did not stream" bash -c "! grep -q streamed <<<\"$(last_dump_line)\""
+restore_and_check off "$ck"
+finish
