@@ -49,6 +49,8 @@ Result<std::unique_ptr<StreamingPack>> StreamingPack::Start(storage::CheckpointS
       if (!info.has_value()) {
         std::lock_guard lock(p->mu_);
         if (p->abort_) return OkStatus();  // stopped on purpose: no failure of the store
+        // A stream that stopped because another failed: the first failure is the one to report.
+        if (p->stream_failed_) return OkStatus();
         p->stream_failed_ = true;
         p->space_cv_.notify_all();
         p->work_cv_.notify_all();
