@@ -221,9 +221,11 @@ class Daemon:
         return run([CEDANA, *args], env=self.env).stdout.strip()
 
     def last_dump_timing(self):
+        """(frozen s, total s, peak buffered MiB of a streaming dump or 0)"""
         lines = [l for l in open(f"{self.home}/daemon.log") if " dump: checkpoint " in l]
         m = re.search(r"dump (\d+) ms, total (\d+) ms", lines[-1])
-        return int(m.group(1)) / 1000, int(m.group(2)) / 1000
+        peak = re.search(r"peak buffer (\d+) MiB", lines[-1])
+        return int(m.group(1)) / 1000, int(m.group(2)) / 1000, int(peak.group(1)) if peak else 0
 
     def stop(self):
         self.proc.terminate()
@@ -240,7 +242,7 @@ def ours_once(d, w, codec, streams, ck_dir):
     if ck_dir:
         args += ["--dir", ck_dir]
     ck = d.cli(*args)
-    frozen, total = d.last_dump_timing()
+    frozen, total, peak_mib = d.last_dump_timing()
     d.cli("kill", wid)
     drop_caches()
     rargs = ["restore", ck] + (["--dir", ck_dir] if ck_dir else [])
@@ -250,7 +252,7 @@ def ours_once(d, w, codec, streams, ck_dir):
     rows = listing.get("checkpoints", listing) if isinstance(listing, dict) else listing
     size = next((c.get("stored_bytes", 0) for c in rows if c.get("id") == ck), 0)
     d.cli("checkpoints", "delete", ck, *(["--dir", ck_dir] if ck_dir else []))
-    return {"frozen": frozen, "checkpoint": total, "restore": t_rs, "size": size}
+    return {"frozen": frozen, "checkpoint": total, "restore": t_rs, "size": size, "peak_mib": peak_mib}
 
 
 # --- report ------------------------------------------------------------------------------------
@@ -295,13 +297,24 @@ def report(results, path_md, path_png):
                          f"{o['size']['median'] / GiB:.2f} GiB | {gib * 1.0737 / o['checkpoint']['median']:.2f} | "
                          f"{o['checkpoint']['median'] / b['dump_fsync']['median']:.2f} | {vs_base} | "
                          f"{o['restore']['median'] / b['restore_plain']['median']:.2f} |")
+        peaks = [f"{key} {o['peak_mib']['max']:.0f}" for key, o in w["ours"].items()
+                 if o.get("peak_mib", {}).get("max")]
+        if peaks:
+            lines += ["", "Peak image data buffered by streaming dumps (MiB, max of the runs; "
+                      "checkpoint.memory_limit_mib 256): " + ", ".join(peaks) + "."]
         lines.append("")
     lines += ["## Plot", "", f"![checkpoint throughput against memory size]({os.path.relpath(path_png, ROOT)})", "",
               "## How to read it", "",
               "- *checkpoint*: from the request to a committed checkpoint (ours: `cedana dump --leave-running`, "
               "manifest written and fsynced); baseline: `criu dump` + fsync, then `tar | codec` into the "
               "checkpoint dir + fsync.",
-              "- *frozen*: how long the workload is stopped (ours: CRIU's dump phase of a leave-running dump).",
+              "- *images-dir* rows dump into an images dir on disk first and pack it afterwards "
+              "(`checkpoint.streaming` 0). In a workload that has *images-dir* rows, the *local*/*s3* rows "
+              "are streaming dumps (`checkpoint.streaming` 1: CRIU's image files go straight into the "
+              "streams through CRIU's image streamer); workloads without them were measured before "
+              "streaming dumps existed, and their rows dump through an images dir.",
+              "- *frozen*: how long the workload is stopped (ours: CRIU's dump phase of a leave-running dump; "
+              "a streaming dump's CRIU also waits for compression and storage when the memory limit is reached).",
               "- *restore*: from the request until the processes run again (ours: verify, decompress, "
               "`criu restore`; baseline: decompress + untar, then `criu restore`), caches dropped first.",
               "- GB/s is resident memory checkpointed per second.", ""]
@@ -380,7 +393,12 @@ def main():
                           f"kernel {os.uname().release}"}
     if args.only:
         shutil.copy(os.path.join(ROOT, "bench/results.json"), os.path.join(ROOT, "bench/results.json") + ".previous")
-    d = Daemon(home, env_extra)
+    # Streaming dumps (checkpoint.streaming=1) are the "local"/"s3" rows; a second daemon dumps
+    # through an images dir on disk (checkpoint.streaming=0) for the "images-dir" rows.
+    d = Daemon(home, dict(env_extra, CEDANA_CHECKPOINT_STREAMING="1"))
+    home_dir = os.path.join(home, "images-dir")
+    os.makedirs(home_dir)
+    d_dir = Daemon(home_dir, dict(env_extra, CEDANA_CHECKPOINT_STREAMING="0"))
     try:
         log("limits")
         results["limits"] = limits(ckdir)
@@ -411,11 +429,19 @@ def main():
                     runs = [ours_once(d, w, codec, streams, ck) for _ in range(args.runs)]
                     reap_all()
                     entry["ours"][key] = {k: stats([r[k] for r in runs]) for k in runs[0]}
+            if w.mib == 1024 and w.kind == "typical" and not w.children:
+                for codec, streams in (("none", 4), ("lz4", 4), ("zstd", 1), ("zstd", 4)):
+                    key = f"images-dir {codec} x{streams}"
+                    log(f"{w.name}: {key}")
+                    runs = [ours_once(d_dir, w, codec, streams, None) for _ in range(args.runs)]
+                    reap_all()
+                    entry["ours"][key] = {k: stats([r[k] for r in runs]) for k in runs[0]}
             results["workloads"].append(entry)
             with open(os.path.join(ROOT, "bench/results.json"), "w") as f:
                 json.dump(results, f, indent=1)
     finally:
         d.stop()
+        d_dir.stop()
         if rgw_dir:
             subprocess.run(f"source {ROOT}/tests/s3/rgw.sh && rgw_stop {rgw_dir}", shell=True, executable="/bin/bash")
         reap_all()

@@ -6,7 +6,7 @@
 # works.
 source "$(dirname "$0")/lib.sh"
 MIB=${MEMSTATE_MIB:-1024}
-start_daemon CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB=64 || exit 1
+start_daemon CEDANA_CHECKPOINT_STREAMING=1 CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB=64 || exit 1
 
 lines_at_least() { [ "$(count_lines "$1" "$2")" -ge "$3" ]; }
 engine_state() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
