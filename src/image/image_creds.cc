@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -14,8 +15,11 @@ namespace {
 constexpr uint32_t kImgCommonMagic = 0x54564319;
 constexpr uint32_t kCoreMagic = 0x55053847;
 // Field numbers in CRIU's images/core.proto and creds.proto.
+constexpr uint32_t kCoreTaskCore = 3;     // core_entry.tc
 constexpr uint32_t kCoreThreadCore = 5;   // core_entry.thread_core
 constexpr uint32_t kThreadCoreCreds = 10; // thread_core_entry.creds
+constexpr uint32_t kTaskCoreState = 1;    // task_core_entry.task_state
+constexpr uint64_t kTaskDead = 2;         // CRIU's TASK_DEAD: a zombie
 
 // A protobuf field: its number, wire type, and value (varint or bytes).
 struct Field {
@@ -85,6 +89,29 @@ bool SubMessage(std::string_view msg, uint32_t number, std::string_view* out) {
   return false;
 }
 
+// The varint field `number` of a message, if any.
+bool VarintOf(std::string_view msg, uint32_t number, uint64_t* out) {
+  Reader r(msg);
+  Field f;
+  while (!r.done()) {
+    if (!r.Next(&f)) return false;
+    if (f.number == number && f.wire == 0) {
+      *out = f.varint;
+      return true;
+    }
+  }
+  return false;
+}
+
+// A zombie: CRIU dumps it without a parasite, so its core image has no credentials, and a
+// restore recreates it only to exit at once.
+bool IsZombie(std::string_view core) {
+  std::string_view tc;
+  uint64_t state = 0;
+  return SubMessage(core, kCoreTaskCore, &tc) && VarintOf(tc, kTaskCoreState, &state) &&
+         state == kTaskDead;
+}
+
 // Values of a repeated uint32 field, packed (wire 2) or not (wire 0).
 void AddRepeated(const Field& f, std::vector<uint32_t>* out) {
   if (f.wire == 0) {
@@ -128,7 +155,8 @@ uint32_t U32(std::string_view s, size_t at) {
   return v;  // little-endian on the machines CRIU runs on here (x86_64)
 }
 
-Result<TaskCreds> ParseCoreImage(const std::string& name, std::string_view img) {
+// The credentials of one task; nullopt for a zombie, which has none.
+Result<std::optional<TaskCreds>> ParseCoreImage(const std::string& name, std::string_view img) {
   auto bad = [&](const std::string& why) {
     return InternalError(fmt::format("CRIU image {}: {}", name, why));
   };
@@ -140,9 +168,11 @@ Result<TaskCreds> ParseCoreImage(const std::string& name, std::string_view img) 
   TaskCreds c;
   c.image = name;
   if (!SubMessage(core, kCoreThreadCore, &thread) || !SubMessage(thread, kThreadCoreCreds, &creds) ||
-      !ParseCreds(creds, &c))
+      !ParseCreds(creds, &c)) {
+    if (IsZombie(core)) return std::optional<TaskCreds>();
     return bad("no credentials in the thread's core entry");
-  return c;
+  }
+  return std::optional<TaskCreds>(std::move(c));
 }
 
 }  // namespace
@@ -153,8 +183,8 @@ Result<std::vector<TaskCreds>> ReadImageCreds(const std::string& images_dir) {
   for (const std::string& n : names) {
     if (n.rfind("core-", 0) != 0 || n.size() < 9 || n.compare(n.size() - 4, 4, ".img") != 0) continue;
     CEDANA_ASSIGN_OR_RETURN(std::string data, fs::ReadFile(images_dir + "/" + n));
-    CEDANA_ASSIGN_OR_RETURN(TaskCreds c, ParseCoreImage(n, data));
-    out.push_back(std::move(c));
+    CEDANA_ASSIGN_OR_RETURN(std::optional<TaskCreds> c, ParseCoreImage(n, data));
+    if (c) out.push_back(std::move(*c));
   }
   if (out.empty()) return InternalError("no core-*.img in " + images_dir + ": not a CRIU dump");
   return out;

@@ -27,7 +27,8 @@ struct TaskCreds {
   std::vector<uint32_t> groups;
 };
 
-// Every core-*.img of the images dir. kInternal for an image that does not parse (a CRIU whose format changed).
+// Every core-*.img of the images dir but zombies' (they have no credentials). kInternal for an
+// image that does not parse (a CRIU whose format changed).
 Result<std::vector<TaskCreds>> ReadImageCreds(const std::string& images_dir);
 
 // For a non-root owner: every uid must be the owner's, every gid the owner's primary group or

@@ -112,6 +112,25 @@ TEST_F(ImageCredsTest, RefusesForeignGroupsAndCapabilities) {
             std::string::npos);
 }
 
+// A zombie's core has task_core_entry (field 3) with task_state 2 (TASK_DEAD) and no thread
+// core: it is skipped. A live task without credentials is still an error.
+TEST_F(ImageCredsTest, ZombiesHaveNoCredentialsAndAreSkipped) {
+  auto core_of = [](uint64_t state) {
+    std::string core = VarintField(1, 1) + BytesField(3, VarintField(1, state) + VarintField(2, 0));
+    return U32(0x54564319) + U32(0x55053847) + U32(static_cast<uint32_t>(core.size())) + core;
+  };
+  Write("core-10.img", CoreImage({}));
+  Write("core-47.img", core_of(2));
+  auto creds = ReadImageCreds(dir_);
+  ASSERT_TRUE(creds.has_value()) << creds.error().ToString();
+  ASSERT_EQ(creds->size(), 1u);
+  EXPECT_EQ(creds->front().image, "core-10.img");
+  Write("core-47.img", core_of(1));
+  auto live = ReadImageCreds(dir_);
+  ASSERT_FALSE(live.has_value());
+  EXPECT_NE(live.error().message().find("no credentials"), std::string::npos);
+}
+
 TEST_F(ImageCredsTest, MalformedImagesAreErrorsNotCrashes) {
   EXPECT_FALSE(ReadImageCreds(dir_).has_value()) << "no core image at all";
   std::string good = CoreImage({});
