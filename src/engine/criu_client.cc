@@ -35,6 +35,18 @@ struct SwrkProcess {
   UniqueFd sock;
 };
 
+// In a forked child before exec (async-signal-safe): takes `run_as`'s identity, if any.
+bool BecomeUser(const std::optional<RunAs>& run_as) {
+  return !run_as || (::setgroups(run_as->groups.size(), run_as->groups.data()) == 0 &&
+                     ::setgid(run_as->gid) == 0 && ::setuid(run_as->uid) == 0);
+}
+
+// "\n--- last lines of <log> ---\n<tail>" for error messages, "" when the log is empty.
+std::string LogTailNote(const std::string& log) {
+  std::string tail = LogTail(log);
+  return tail.empty() ? "" : "\n--- last lines of " + log + " ---\n" + tail;
+}
+
 // Starts `criu swrk <fd>`. `keep_fds` are left open (without CLOEXEC) in CRIU for inherit-fd.
 // With `run_as`, CRIU runs as that user; the capabilities it needs come from its binary's file
 // capabilities when it is exec'd.
@@ -54,9 +66,7 @@ Result<SwrkProcess> StartSwrk(const CriuSettings& settings, const std::vector<in
     if (settings.no_breakpoints) ::setenv("CRIU_FAULT", kCriuFaultNoBreakpoints, 1);
     // CRIU must not die with our terminal's signals; we stop it ourselves at the deadline.
     ::signal(SIGINT, SIG_IGN);
-    if (run_as && (::setgroups(run_as->groups.size(), run_as->groups.data()) != 0 ||
-                   ::setgid(run_as->gid) != 0 || ::setuid(run_as->uid) != 0))
-      ::_exit(126);
+    if (!BecomeUser(run_as)) ::_exit(126);
     const char* argv[] = {settings.binary.c_str(), "swrk", fd_arg.c_str(), nullptr};
     ::execv(settings.binary.c_str(), const_cast<char* const*>(argv));
     ::_exit(127);
@@ -138,8 +148,7 @@ Status ResponseError(const criu_resp& resp, const std::string& what, const std::
   else if (resp.has_cr_errmsg() && !resp.cr_errmsg().empty()) msg += ": " + resp.cr_errmsg();
   int err = resp.has_cr_errno() ? resp.cr_errno() : 0;
   if (err != 0) msg += fmt::format(" ({})", std::strerror(err));
-  std::string tail = LogTail(log);
-  if (!tail.empty()) msg += "\n--- last lines of " + log + " ---\n" + tail;
+  msg += LogTailNote(log);
   // CRIU failures are retryable as a whole operation unless they are about permissions.
   Code code = (err == EPERM || err == EACCES) ? Code::kPermissionDenied : Code::kAborted;
   return Status(code, msg, err);
@@ -225,9 +234,7 @@ Result<pid_t> StartCriuCli(const CriuSettings& settings, const std::vector<std::
   if (pid == 0) {
     for (int fd = 0; fd < 3; ++fd) ::dup2(devnull.get(), fd);
     ::signal(SIGINT, SIG_IGN);
-    if (run_as && (::setgroups(run_as->groups.size(), run_as->groups.data()) != 0 ||
-                   ::setgid(run_as->gid) != 0 || ::setuid(run_as->uid) != 0))
-      ::_exit(126);
+    if (!BecomeUser(run_as)) ::_exit(126);
     ::execve(argv[0], const_cast<char* const*>(argv.data()), const_cast<char* const*>(envp.data()));
     ::_exit(127);
   }
@@ -334,10 +341,7 @@ Status CriuClient::Dump(const DumpRequest& request) const {
     // frozen.
     int n = SignalTree(request.pid, SIGCONT);
     log::Warn("engine: dump of pid {} aborted, sent SIGCONT to {} processes", request.pid, n);
-    std::string tail = LogTail(log);
-    return Status(resp.error().code(),
-                  resp.error().message() + (tail.empty() ? "" : "\n--- last lines of " + log +
-                                                                    " ---\n" + tail));
+    return Status(resp.error().code(), resp.error().message() + LogTailNote(log));
   }
   if (!resp->success()) return ResponseError(*resp, "dump", log);
   return OkStatus();
@@ -385,8 +389,7 @@ Status CriuClient::DumpStreaming(const DumpRequest& request, ImageReceiver* rece
     log::Warn("engine: streaming dump of pid {} aborted, sent SIGCONT to {} processes",
               request.pid, n);
   }
-  std::string tail = LogTail(log);
-  std::string tail_note = tail.empty() ? "" : "\n--- last lines of " + log + " ---\n" + tail;
+  std::string tail_note = LogTailNote(log);
   if (!streamer.ok()) {
     // The cause is ours (the store failed): CRIU's EPIPE is only its consequence.
     return Status(streamer.code(), "criu dump stopped: " + streamer.message() + tail_note);
@@ -422,10 +425,7 @@ Result<pid_t> CriuClient::Restore(const RestoreRequest& request) const {
   std::string log = request.images_dir + "/restore.log";
   Result<criu_resp> resp = Call(settings_, req, keep, request.run_as);
   if (!resp.has_value()) {
-    std::string tail = LogTail(log);
-    return Status(resp.error().code(),
-                  resp.error().message() + (tail.empty() ? "" : "\n--- last lines of " + log +
-                                                                    " ---\n" + tail));
+    return Status(resp.error().code(), resp.error().message() + LogTailNote(log));
   }
   if (!resp->success()) return ResponseError(*resp, "restore", log);
   if (!resp->has_restore()) return InternalError("criu restore answered without a pid");

@@ -75,41 +75,31 @@ class Reader {
   size_t pos_ = 0;
 };
 
-// The first length-delimited field `number` of a message, if any.
-bool SubMessage(std::string_view msg, uint32_t number, std::string_view* out) {
+// The first field `number` of wire type `wire` in a message, if any.
+bool FindField(std::string_view msg, uint32_t number, int wire, Field* out) {
   Reader r(msg);
-  Field f;
   while (!r.done()) {
-    if (!r.Next(&f)) return false;
-    if (f.number == number && f.wire == 2) {
-      *out = f.bytes;
-      return true;
-    }
+    if (!r.Next(out)) return false;
+    if (out->number == number && out->wire == wire) return true;
   }
   return false;
 }
 
-// The varint field `number` of a message, if any.
-bool VarintOf(std::string_view msg, uint32_t number, uint64_t* out) {
-  Reader r(msg);
+// The first length-delimited field `number` of a message, if any.
+bool SubMessage(std::string_view msg, uint32_t number, std::string_view* out) {
   Field f;
-  while (!r.done()) {
-    if (!r.Next(&f)) return false;
-    if (f.number == number && f.wire == 0) {
-      *out = f.varint;
-      return true;
-    }
-  }
-  return false;
+  if (!FindField(msg, number, 2, &f)) return false;
+  *out = f.bytes;
+  return true;
 }
 
 // A zombie: CRIU dumps it without a parasite, so its core image has no credentials, and a
 // restore recreates it only to exit at once.
 bool IsZombie(std::string_view core) {
   std::string_view tc;
-  uint64_t state = 0;
-  return SubMessage(core, kCoreTaskCore, &tc) && VarintOf(tc, kTaskCoreState, &state) &&
-         state == kTaskDead;
+  Field state;
+  return SubMessage(core, kCoreTaskCore, &tc) && FindField(tc, kTaskCoreState, 0, &state) &&
+         state.varint == kTaskDead;
 }
 
 // Values of a repeated uint32 field, packed (wire 2) or not (wire 0).
