@@ -221,7 +221,7 @@ class Daemon:
         return run([CEDANA, *args], env=self.env).stdout.strip()
 
     def last_dump_timing(self):
-        """(frozen s, total s, peak buffered MiB of a streaming dump or 0)"""
+        """(frozen s, total s, peak image data buffered in MiB)"""
         lines = [l for l in open(f"{self.home}/daemon.log") if " dump: checkpoint " in l]
         m = re.search(r"dump (\d+) ms, total (\d+) ms", lines[-1])
         peak = re.search(r"peak buffer (\d+) MiB", lines[-1])
@@ -300,7 +300,7 @@ def report(results, path_md, path_png):
         peaks = [f"{key} {o['peak_mib']['max']:.0f}" for key, o in w["ours"].items()
                  if o.get("peak_mib", {}).get("max")]
         if peaks:
-            lines += ["", "Peak image data buffered by streaming dumps (MiB, max of the runs; "
+            lines += ["", "Peak image data buffered (MiB, max of the runs; "
                       "checkpoint.memory_limit_mib 256): " + ", ".join(peaks) + "."]
         lines.append("")
     lines += ["## Plot", "", f"![checkpoint throughput against memory size]({os.path.relpath(path_png, ROOT)})", "",
@@ -308,11 +308,11 @@ def report(results, path_md, path_png):
               "- *checkpoint*: from the request to a committed checkpoint (ours: `cedana dump --leave-running`, "
               "manifest written and fsynced); baseline: `criu dump` + fsync, then `tar | codec` into the "
               "checkpoint dir + fsync.",
-              "- *images-dir* rows dump into an images dir on disk first and pack it afterwards "
-              "(`checkpoint.streaming` 0). In a workload that has *images-dir* rows, the *local*/*s3* rows "
-              "are streaming dumps (`checkpoint.streaming` 1: CRIU's image files go straight into the "
-              "streams through CRIU's image streamer); workloads without them were measured before "
-              "streaming dumps existed, and their rows dump through an images dir.",
+              "- *local*/*s3* rows are the default dump (`checkpoint.streaming` 0): CRIU writes an images dir "
+              "in `checkpoint.work_dir` and its pages images are compressed and stored while CRIU still "
+              "writes them, at the lowest CPU priority until CRIU is done. *streaming* rows are "
+              "`checkpoint.streaming` 1: CRIU's image files go straight into the streams through CRIU's "
+              "image streamer, and CRIU waits when the memory limit is reached.",
               "- *frozen*: how long the workload is stopped (ours: CRIU's dump phase of a leave-running dump; "
               "a streaming dump's CRIU also waits for compression and storage when the memory limit is reached).",
               "- *restore*: from the request until the processes run again (ours: verify, decompress, "
@@ -393,12 +393,12 @@ def main():
                           f"kernel {os.uname().release}"}
     if args.only:
         shutil.copy(os.path.join(ROOT, "bench/results.json"), os.path.join(ROOT, "bench/results.json") + ".previous")
-    # Streaming dumps (checkpoint.streaming=1) are the "local"/"s3" rows; a second daemon dumps
-    # through an images dir on disk (checkpoint.streaming=0) for the "images-dir" rows.
-    d = Daemon(home, dict(env_extra, CEDANA_CHECKPOINT_STREAMING="1"))
-    home_dir = os.path.join(home, "images-dir")
-    os.makedirs(home_dir)
-    d_dir = Daemon(home_dir, dict(env_extra, CEDANA_CHECKPOINT_STREAMING="0"))
+    # The default dump (checkpoint.streaming=0) gives the "local"/"s3" rows; a second daemon
+    # makes streaming dumps (checkpoint.streaming=1) for the "streaming" rows.
+    d = Daemon(home, dict(env_extra, CEDANA_CHECKPOINT_STREAMING="0"))
+    home_streaming = os.path.join(home, "streaming")
+    os.makedirs(home_streaming)
+    d_streaming = Daemon(home_streaming, dict(env_extra, CEDANA_CHECKPOINT_STREAMING="1"))
     try:
         log("limits")
         results["limits"] = limits(ckdir)
@@ -431,9 +431,9 @@ def main():
                     entry["ours"][key] = {k: stats([r[k] for r in runs]) for k in runs[0]}
             if w.mib == 1024 and w.kind == "typical" and not w.children:
                 for codec, streams in (("none", 4), ("lz4", 4), ("zstd", 1), ("zstd", 4)):
-                    key = f"images-dir {codec} x{streams}"
+                    key = f"streaming {codec} x{streams}"
                     log(f"{w.name}: {key}")
-                    runs = [ours_once(d_dir, w, codec, streams, None) for _ in range(args.runs)]
+                    runs = [ours_once(d_streaming, w, codec, streams, None) for _ in range(args.runs)]
                     reap_all()
                     entry["ours"][key] = {k: stats([r[k] for r in runs]) for k in runs[0]}
             results["workloads"].append(entry)
@@ -441,7 +441,7 @@ def main():
                 json.dump(results, f, indent=1)
     finally:
         d.stop()
-        d_dir.stop()
+        d_streaming.stop()
         if rgw_dir:
             subprocess.run(f"source {ROOT}/tests/s3/rgw.sh && rgw_stop {rgw_dir}", shell=True, executable="/bin/bash")
         reap_all()

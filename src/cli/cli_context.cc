@@ -40,6 +40,8 @@ std::optional<protocol::Message> CliContext::Call(protocol::Message request, boo
     std::string line = fmt::format("{:<10} {:6.1f}s", p.value("phase", ""), secs);
     if (total > 0)
       line += fmt::format("  {:3.0f}%  {} / {}", 100.0 * done / total, HumanBytes(done), HumanBytes(total));
+    else if (done > 0)
+      line += fmt::format("  {}", HumanBytes(done));  // a total not known yet (CRIU still writes)
     std::fprintf(stderr, "\r\033[K%s", line.c_str());
     drew = true;
   };

@@ -92,11 +92,12 @@ class StatusContextBuilder {
 #define CEDANA_CONCAT_(a, b) CEDANA_CONCAT_INNER_(a, b)
 
 // Returns the Status of `expr` (a Status or a Result) from the enclosing function when it is
-// not ok; `<< "context"` may follow to prepend context.
-#define CEDANA_RETURN_IF_ERROR(expr)                                                  \
-  if (::cedana::Status CEDANA_CONCAT_(status_, __LINE__) = ::cedana::internal::AsStatus(expr); \
-      CEDANA_CONCAT_(status_, __LINE__).ok()) {                                       \
-  } else                                                                              \
+// not ok; `<< "context"` may follow to prepend context. A loop that runs at most once rather
+// than an if/else: the macro has no else of its own, so `if (c) CEDANA_RETURN_IF_ERROR(x);
+// else ...` binds the else to the caller's if.
+#define CEDANA_RETURN_IF_ERROR(expr)                                                         \
+  for (::cedana::Status CEDANA_CONCAT_(status_, __LINE__) = ::cedana::internal::AsStatus(expr); \
+       !CEDANA_CONCAT_(status_, __LINE__).ok();)                                             \
     return ::cedana::internal::StatusContextBuilder(std::move(CEDANA_CONCAT_(status_, __LINE__)))
 
 namespace cedana::internal {

@@ -115,6 +115,17 @@ sys.exit(0 if ok else 1)
 PY
 }
 
+# cli_quiet ARGS...: runs the CLI with its messages kept in cli.err; when it fails, its error is
+# also printed, so a failing check shows the reason next to it.
+cli_quiet() {
+  local err=$T/cli.$BASHPID rc
+  "$CEDANA" "$@" 2>"$err"
+  rc=$?
+  cat "$err" >>"$T/cli.err"
+  [ $rc -eq 0 ] || sed "s/^/  (cedana $1) /" "$err" >&2
+  rm -f "$err"
+  return $rc
+}
 # dump_id ID [args]: dumps and prints the checkpoint id
-dump_id() { "$CEDANA" dump "$@" 2>>"$T/cli.err"; }
-restore_id() { "$CEDANA" restore "$@" 2>>"$T/cli.err"; }
+dump_id() { cli_quiet dump "$@"; }
+restore_id() { cli_quiet restore "$@"; }

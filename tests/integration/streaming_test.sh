@@ -2,8 +2,8 @@
 # Streaming dumps (checkpoint.streaming): CRIU hands its image files to the daemon through its
 # image streamer, within checkpoint.memory_limit_mib. A 1 GiB workload checks its own state
 # after the round trip; a store that fails mid-stream (a full checkpoint dir) leaves the
-# workload running and thawed with nothing committed; the images-dir path (streaming off) still
-# works.
+# workload running and thawed with nothing committed; the default path (streaming off: an
+# images dir packed while CRIU writes it) keeps the same limit and the same clean failure.
 source "$(dirname "$0")/lib.sh"
 MIB=${MEMSTATE_MIB:-1024}
 start_daemon CEDANA_CHECKPOINT_STREAMING=1 CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB=64 || exit 1
@@ -42,26 +42,37 @@ restore_and_check big "$ck"
 # The store fails mid-stream: a checkpoint dir with room for a part of the images.
 mkdir -p "$T/small"
 mount -t tmpfs -o size=48m tmpfs "$T/small" && CLEANUPS+=("umount '$T/small'")
-w=$(start_memstate full 256)
-out=$("$CEDANA" dump "$w" --dir "$T/small" --compression none --streams 2 2>&1)
-check "full: the dump fails" test $? -ne 0
-check "full: the error names the cause" grep -q "No space left on device" <<<"$out"
-pid=$(wl_field "$w" pid)
-check "full: workload still running" is_status "$w" running
-check "full: workload not left stopped" test "$(engine_state "$pid")" != T
-check "full: nothing committed or left in the checkpoint dir" \
-  bash -c "[ -z \"\$(find '$T/small' -name manifest.json)\" ] && [ -z \"\$(find '$T/small' -type f)\" ]"
-check "full: no images dir left in the work dir" bash -c "[ -z \"\$(ls '$T/work')\" ]"
-ck=$(dump_id "$w" --compression lz4 --streams 2)
-check "full: the workload dumps fine afterwards" test -n "$ck"
-restore_and_check full "$ck"
+# full_store_case TAG: a dump into the small dir fails cleanly, and the next one works.
+full_store_case() {
+  local tag=$1 w out pid ck
+  w=$(start_memstate "$tag" 256)
+  out=$("$CEDANA" dump "$w" --dir "$T/small" --compression none --streams 2 2>&1)
+  check "$tag: the dump fails" test $? -ne 0
+  check "$tag: the error names the cause" grep -q "No space left on device" <<<"$out"
+  pid=$(wl_field "$w" pid)
+  check "$tag: workload still running" is_status "$w" running
+  check "$tag: workload not left stopped" test "$(engine_state "$pid")" != T
+  check "$tag: nothing committed or left in the checkpoint dir" \
+    bash -c "[ -z \"\$(find '$T/small' -name manifest.json)\" ] && [ -z \"\$(find '$T/small' -type f)\" ]"
+  check "$tag: no images dir left in the work dir" bash -c "[ -z \"\$(ls '$T/work')\" ]"
+  ck=$(dump_id "$w" --compression lz4 --streams 2)
+  check "$tag: the workload dumps fine afterwards" test -n "$ck"
+  restore_and_check "$tag" "$ck"
+}
+full_store_case full
 
-# Streaming off: CRIU writes an images dir, which is packed afterwards.
+# Streaming off (the default): CRIU writes an images dir, whose pages images are packed while
+# CRIU writes them, within the same memory limit.
 stop_daemon
-start_daemon CEDANA_CHECKPOINT_STREAMING=0 || exit 1
+start_daemon CEDANA_CHECKPOINT_STREAMING=0 CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB=64 || exit 1
 w=$(start_memstate off 256)
 ck=$(dump_id "$w" --compression zstd --streams 2)
 check "off: dump" test -n "$ck"
-check "off: the dump did not stream" bash -c "! grep -q streamed <<<\"$(last_dump_line)\""
+line=$(last_dump_line)
+check "off: the dump did not stream" bash -c "! grep -q streamed <<<\"$line\""
+check "off: the pages were packed as CRIU wrote them" grep -q "packed while CRIU dumped" <<<"$line"
+peak=$(grep -o 'peak buffer [0-9]*' <<<"$line" | grep -o '[0-9]*$')
+check "off: peak buffer ${peak:-?} MiB within the 64 MiB limit" test -n "$peak" -a "${peak:-999}" -le 64
 restore_and_check off "$ck"
+full_store_case off-full
 finish
