@@ -71,14 +71,6 @@ Status RemoveFileCapabilities(const std::string& path) {
   return OkStatus();
 }
 
-bool HasEffectiveCapability(int cap) {
-  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
-  if (cap < 0 || cap >= 32 * _LINUX_CAPABILITY_U32S_3 || ::syscall(SYS_capget, &header, data) != 0)
-    return false;
-  return (data[cap / 32].effective >> (cap % 32)) & 1u;
-}
-
 void DropProcessCapabilities() {
   ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};

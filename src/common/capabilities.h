@@ -31,9 +31,6 @@ Status SetFileCapabilities(const std::string& path, uint64_t mask);
 // Removes every file capability of `path` (setcap -r); OK when it has none.
 Status RemoveFileCapabilities(const std::string& path);
 
-// Whether this thread holds `cap` (a CAP_* number) in its effective set.
-bool HasEffectiveCapability(int cap);
-
 // Drops every capability of this process (permitted, effective, inheritable, ambient) and makes
 // it dumpable again, unless it runs as root. For binaries that carry file capabilities for the
 // seeds' sake but do not use them.

@@ -134,8 +134,7 @@ const std::vector<KeySpec>& Specs() {
                         "an images dir on disk."));
     s.push_back(IntKey("checkpoint.memory_limit_mib", "CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB",
                        &Config::checkpoint_memory_limit_mib, 64, 65536,
-                       "Most image data a dump buffers while packing, in MiB; past it reading "
-                       "the images (a streaming dump: CRIU) waits."));
+                       "Most image data a streaming dump buffers, in MiB; past it CRIU waits."));
     s.push_back(StringKey("checkpoint.work_dir", "CEDANA_CHECKPOINT_WORK_DIR", &Config::work_dir,
                           "an absolute path",
                           "Local scratch dir for CRIU images dirs while packing/unpacking.",

@@ -2,17 +2,14 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <linux/capability.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 
 #include <fmt/format.h>
 
-#include "common/capabilities.h"
 #include "common/fs.h"
 #include "common/hex.h"
 #include "common/log.h"
@@ -22,7 +19,7 @@
 #include "engine/process_tree.h"
 #include "image/catalog.h"
 #include "image/image_creds.h"
-#include "image/images_dir_follower.h"
+#include "image/pack.h"
 #include "image/stream_pack.h"
 
 namespace cedana::daemon {
@@ -214,15 +211,14 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   req.run_as = criu_identity;
   if (criu_identity) log::Info("dump: criu runs as {} (unprivileged mode)", m.owner);
 
-  // From here on a failure deletes what was stored and continues the tree. The pack stores
-  // while CRIU dumps, so the rollback is armed before CRIU starts.
+  // From here on a failure deletes what was stored and continues the tree (a streaming dump
+  // stores while CRIU dumps, so its rollback starts before CRIU does).
   bool committed = false;
+  bool rollback_armed = false;
   std::unique_ptr<image::StreamingPack> pack;
-  std::unique_ptr<image::ImagesDirFollower> follower;
   ScopeExit thaw([&] {
-    if (committed || !pack) return;
-    if (follower) follower->Stop();
-    (void)pack->Abort();  // its threads write into what is deleted next
+    if (committed || !rollback_armed) return;
+    if (pack) (void)pack->Abort();  // its threads write into what is deleted next
     {
       AsFileUser as_owner(store_uid, store_gid);
       (void)store->Delete(ref);
@@ -233,27 +229,21 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
                 target.pid);
     }
   });
-  // While CRIU runs, packing gets only the CPU CRIU leaves idle (when the daemon can raise its
-  // threads' priority again afterwards), so the workload is not frozen longer.
-  const bool background = !cfg.checkpoint_streaming && HasEffectiveCapability(CAP_SYS_NICE);
-  std::atomic<const char*> phase{"dumping"};
-  {
+  // The workload is frozen only while CRIU runs: "dump N ms" in the log is CRIU's time.
+  auto criu_started = std::chrono::steady_clock::now();
+  if (cfg.checkpoint_streaming) {
     image::StreamingPackOptions stream;
     stream.streams = streams;
     stream.codec = codec;
     stream.memory_limit = static_cast<uint64_t>(cfg.checkpoint_memory_limit_mib) << 20;
-    if (progress) stream.progress = [&](uint64_t done, uint64_t) { progress(phase.load(), done, 0); };
-    // The pack's and the follower's threads are created here and inherit this file-system
-    // identity; CRIU and the image streamer's thread (the local images dir) do not.
-    AsFileUser as_owner(store_uid, store_gid);
-    CEDANA_ASSIGN_OR_RETURN(pack, image::StreamingPack::Start(*store, ref, std::move(stream)));
-    if (background) {
-      CEDANA_RETURN_IF_ERROR(pack->SetBackground(true));
+    if (progress) stream.progress = [&](uint64_t done, uint64_t) { progress("dumping", done, 0); };
+    {
+      // The pack's threads are created here and inherit this file-system identity; CRIU and
+      // the image streamer's thread (the local images dir) do not.
+      AsFileUser as_owner(store_uid, store_gid);
+      CEDANA_ASSIGN_OR_RETURN(pack, image::StreamingPack::Start(*store, ref, std::move(stream)));
     }
-    if (!cfg.checkpoint_streaming)
-      follower = image::ImagesDirFollower::Start(images_dir, pack.get(), background);
-  }
-  if (cfg.checkpoint_streaming) {
+    rollback_armed = true;
     StreamedImages images(pack.get(), images_dir);
     if (Status s = node.criu().DumpStreaming(req, &images); !s.ok()) {
       // A store failure is the cause; CRIU's failure is then only its consequence.
@@ -265,11 +255,7 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
     }
   } else {
     CEDANA_RETURN_IF_ERROR(node.criu().Dump(req)) << "dumping pid " << target.pid;
-    phase = "packing";
-    if (background) {
-      if (Status s = pack->SetBackground(false); !s.ok())
-        log::Warn("dump: packing goes on at low priority: {}", s.ToString());
-    }
+    rollback_armed = true;
   }
   auto dumped = std::chrono::steady_clock::now();
 
@@ -278,23 +264,28 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   CEDANA_RETURN_IF_ERROR(image::CheckImagesOwnedBy(images_dir, target.uid, target.gid))
       << "checkpoint of pid " << target.pid << " refused";
 
+  // The pack's threads are created below and inherit this thread's file-system identity.
   std::optional<AsFileUser> as_owner(std::in_place, store_uid, store_gid);
   Result<std::vector<image::StreamInfo>> packed = std::vector<image::StreamInfo>{};
-  if (follower) {
-    if (Status s = follower->Complete(); !s.ok()) {
-      // A failed stream makes the follower's writes fail with kAborted: the stream's own
-      // error (a full disk, say) is the cause to report.
-      Status cause = pack->Abort();
-      packed = cause.ok() ? s : cause;
+  std::string streamed_note;
+  if (pack) {
+    packed = pack->Finish();
+    image::StreamingPackStats stats = pack->stats();
+    m.images_bytes = stats.file_bytes;
+    streamed_note = fmt::format(", streamed {} files, peak buffer {} MiB, criu waited {} ms",
+                                stats.files, stats.peak_buffered >> 20, stats.waited.count());
+  } else {
+    CEDANA_ASSIGN_OR_RETURN(m.images_bytes, fs::TreeSize(images_dir));
+    image::PackOptions pack_options;
+    pack_options.streams = streams;
+    pack_options.codec = codec;
+    if (progress) {
+      pack_options.progress = [&](uint64_t done, uint64_t total) {
+        progress("packing", done, total);
+      };
     }
+    packed = image::PackImagesDir(images_dir, *store, ref, pack_options);
   }
-  if (packed.has_value()) packed = pack->Finish();
-  image::StreamingPackStats stats = pack->stats();
-  m.images_bytes = stats.file_bytes;
-  std::string pack_note =
-      follower ? fmt::format(", {} MiB packed while CRIU dumped", follower->bytes_while_dumping() >> 20)
-               : fmt::format(", streamed {} files, criu waited {} ms", stats.files, stats.waited.count());
-  pack_note += fmt::format(", peak buffer {} MiB", stats.peak_buffered >> 20);
   if (!packed.has_value())
     return packed.error().WithContext("packing checkpoint " + m.id + " into " + store->Describe());
   m.streams = std::move(packed).value();
@@ -328,12 +319,12 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   if (Status s = image::ApplyRetention(*store, m.owner, m.label, cfg.checkpoint_keep); !s.ok())
     log::Warn("dump: retention for label {}: {}", m.label, s.ToString());
 
-  // "dump": until CRIU finished, i.e. how long the tree was frozen (a streaming dump's CRIU also
-  // waits for the store when the memory limit is reached).
+  // "dump": how long CRIU ran, i.e. the longest the tree was frozen (a streaming dump's CRIU
+  // also waits for the store when the memory limit is reached).
   log::Info("dump: checkpoint {} of pid {} (label {}, {} bytes stored, dump {} ms, total {} ms{})",
             m.id, target.pid, m.label, m.StoredBytes(),
-            std::chrono::duration_cast<std::chrono::milliseconds>(dumped - started).count(),
-            m.duration_ms, pack_note);
+            std::chrono::duration_cast<std::chrono::milliseconds>(dumped - criu_started).count(),
+            m.duration_ms, streamed_note);
   return DumpOutcome{m, store->Describe() + "/" + ref.Path()};
 }
 

@@ -3,15 +3,10 @@
 
 #include <fmt/format.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
-#include <unistd.h>
-
-#include <cerrno>
 
 #include <algorithm>
 
 #include "common/log.h"
-#include "common/scope_exit.h"
 #include "image/tar.h"
 
 namespace cedana::image {
@@ -22,8 +17,6 @@ constexpr int kMaxStreams = 64;
 constexpr size_t kPartSuffixLength = 17;
 // Most of CRIU's images are below this; they get a buffer of this size, the others part buffers.
 constexpr uint64_t kSmallFileBytes = 1 << 20;
-
-constexpr int kBackgroundNice = 19;
 
 // Huge pages for a fresh part buffer, where the kernel offers them on request (THP "madvise"):
 // one fault per 2 MiB instead of one per 4 KiB page when the buffer is first filled.
@@ -77,28 +70,13 @@ StreamingPack::StreamingPack(storage::CheckpointStore& store, storage::Checkpoin
       options_(std::move(options)),
       progress_(options_.progress, 0),
       group_([](int i) { return fmt::format("stream-{}", i); }),
-      infos_(options_.streams) {
-  errno = 0;
-  int nice = ::getpriority(PRIO_PROCESS, 0);  // this thread's, on Linux
-  if (errno == 0) base_nice_ = nice;
-}
+      infos_(options_.streams) {}
 
 StreamingPack::~StreamingPack() {
   if (!stopped_) (void)Abort();
 }
 
 Result<StreamInfo> StreamingPack::RunStream(int index) {
-  const pid_t tid = ::gettid();
-  {
-    std::lock_guard lock(mu_);
-    threads_.push_back(tid);
-    if (background_) (void)::setpriority(PRIO_PROCESS, tid, kBackgroundNice);
-  }
-  // An exited thread's id may be reused by another thread: SetBackground must not touch it.
-  ScopeExit forget([&] {
-    std::lock_guard lock(mu_);
-    std::erase(threads_, tid);
-  });
   CEDANA_ASSIGN_OR_RETURN(auto store_sink, store_.CreateStream(ref_, index));
   auto hashing = std::make_unique<HashingSink>(std::move(store_sink));
   HashingSink* stored = hashing.get();
@@ -169,7 +147,7 @@ void StreamingPack::QueuePartLocked(IncomingFile& f) {
 Status StreamingPack::ReserveLocked(std::unique_lock<std::mutex>& lock, size_t size) {
   auto start = std::chrono::steady_clock::now();
   bool waited = false;
-  while (!stream_failed_ && !abort_ && buffered_ + size > options_.memory_limit) {
+  while (!stream_failed_ && buffered_ + size > options_.memory_limit) {
     if (queue_.empty() && writing_ == 0) {
       // All the memory sits in partly received files and nothing being written would free
       // any: send the largest as a part, or this would wait forever.
@@ -187,7 +165,6 @@ Status StreamingPack::ReserveLocked(std::unique_lock<std::mutex>& lock, size_t s
         std::chrono::steady_clock::now() - start);
   }
   if (stream_failed_) return AbortedError("a stream of the checkpoint failed");
-  if (abort_) return AbortedError("streaming pack aborted");
   buffered_ += size;
   stats_.peak_buffered = std::max(stats_.peak_buffered, buffered_);
   stats_.file_bytes += size;
@@ -279,25 +256,6 @@ Result<std::vector<StreamInfo>> StreamingPack::Finish() {
 Status StreamingPack::Abort() {
   if (stopped_) return group_status_;
   return Stop(false);
-}
-
-void StreamingPack::Cancel() {
-  std::lock_guard lock(mu_);
-  abort_ = true;
-  work_cv_.notify_all();
-  space_cv_.notify_all();
-}
-
-Status StreamingPack::SetBackground(bool background) {
-  std::lock_guard lock(mu_);
-  background_ = background;
-  for (pid_t tid : threads_) {
-    if (::setpriority(PRIO_PROCESS, tid, background ? kBackgroundNice : base_nice_) != 0) {
-      return ErrnoStatus(errno, fmt::format("setting the priority of stream thread {} to nice {}",
-                                            tid, background ? kBackgroundNice : base_nice_));
-    }
-  }
-  return OkStatus();
 }
 
 StreamingPackStats StreamingPack::stats() const {

@@ -16,8 +16,6 @@
 // thread; stats() from any thread.
 #pragma once
 
-#include <sys/types.h>
-
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -79,13 +77,6 @@ class StreamingPack {
   Result<std::vector<StreamInfo>> Finish();
   // Stops the threads without finishing the streams; returns the first stream error, if any.
   Status Abort();
-  // From any thread: makes a waiting and every later Append fail with kAborted, so that a
-  // producer blocked by the memory limit stops. The producer then calls Abort.
-  void Cancel();
-  // From any thread: runs the stream threads at the lowest CPU priority (nice 19) or back at
-  // the creator's. While CRIU dumps, packing takes only the CPU CRIU leaves idle, so the
-  // workload's freeze is not stretched. Going back needs CAP_SYS_NICE.
-  Status SetBackground(bool background);
 
   StreamingPackStats stats() const;
 
@@ -129,9 +120,6 @@ class StreamingPack {
   bool closed_ = false;               // guarded by mu_: no more entries
   bool abort_ = false;                // guarded by mu_: threads stop without finishing
   bool stream_failed_ = false;        // guarded by mu_
-  bool background_ = false;           // guarded by mu_
-  std::vector<pid_t> threads_;        // guarded by mu_: the running stream threads' ids
-  int base_nice_ = 0;                 // the creator's nice value
   int writing_ = 0;                   // guarded by mu_: entries the threads are writing
   uint64_t buffered_ = 0;             // guarded by mu_
   StreamingPackStats stats_;          // guarded by mu_
