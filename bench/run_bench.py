@@ -309,11 +309,10 @@ def report(results, path_md, path_png):
               "manifest written and fsynced); baseline: `criu dump` + fsync, then `tar | codec` into the "
               "checkpoint dir + fsync.",
               "- *local*/*s3* rows are the default dump (`checkpoint.streaming` 0): CRIU writes an images dir "
-              "in `checkpoint.work_dir` and its pages images are compressed and stored while CRIU still "
-              "writes them, at the lowest CPU priority until CRIU is done. *streaming* rows are "
-              "`checkpoint.streaming` 1: CRIU's image files go straight into the streams through CRIU's "
-              "image streamer, and CRIU waits when the memory limit is reached.",
-              "- *frozen*: how long the workload is stopped (ours: CRIU's dump phase of a leave-running dump; "
+              "in `checkpoint.work_dir`, which is then compressed into the streams and stored. *streaming* "
+              "rows are `checkpoint.streaming` 1: CRIU's image files go straight into the streams through "
+              "CRIU's image streamer, and CRIU waits when the memory limit is reached.",
+              "- *frozen*: how long the workload is stopped (ours: how long CRIU ran in a leave-running dump; "
               "a streaming dump's CRIU also waits for compression and storage when the memory limit is reached).",
               "- *restore*: from the request until the processes run again (ours: verify, decompress, "
               "`criu restore`; baseline: decompress + untar, then `criu restore`), caches dropped first.",

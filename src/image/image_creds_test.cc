@@ -129,6 +129,9 @@ TEST_F(ImageCredsTest, ZombiesHaveNoCredentialsAndAreSkipped) {
   auto live = ReadImageCreds(dir_);
   ASSERT_FALSE(live.has_value());
   EXPECT_NE(live.error().message().find("no credentials"), std::string::npos);
+  // Fail closed for a user's tree; root's trees are not read at all.
+  EXPECT_FALSE(CheckImagesOwnedBy(dir_, 1000, 1000).ok());
+  EXPECT_TRUE(CheckImagesOwnedBy(dir_, 0, 0).ok());
 }
 
 TEST_F(ImageCredsTest, MalformedImagesAreErrorsNotCrashes) {
