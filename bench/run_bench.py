@@ -261,6 +261,43 @@ def fmt_s(st):
     return f"{st['median']:.2f} s ({st['min']:.2f}-{st['max']:.2f})"
 
 
+def targets_section(results):
+    """The performance targets, each checked on every workload: the best of our local rows
+    against the baseline measured in the same run."""
+    lines = ["## Targets", "",
+             "Best local row of each workload against the baseline of the same run (met: yes/no).", "",
+             "| workload | zstd/lz4 checkpoint / criu dump+fsync (<= 1.25) | criu+tar\\|gzip / our gzip checkpoint (>= 3) | "
+             "zstd/lz4 restore / criu restore (<= 1.25) | frozen / criu dump (<= 1.10) |",
+             "|---|---|---|---|---|"]
+
+    def best(rows, key, fn=min):
+        return fn(rows, key=lambda kv: kv[1][key]["median"]) if rows else None
+
+    def cell(value, ok, key):
+        return f"{value:.2f} ({key}, {'yes' if ok else 'no'})"
+
+    for w in results["workloads"]:
+        b, ours = w["baseline"], w["ours"]
+        local = {k: o for k, o in ours.items() if k.startswith("local ")}
+        fast = [(k, o) for k, o in local.items() if k.split(" ")[1] in ("zstd", "lz4")]
+        gz = [(k, o) for k, o in local.items() if k.split(" ")[1] == "gzip"]
+        cells = []
+        k, o = best(fast, "checkpoint") or (None, None)
+        r = o["checkpoint"]["median"] / b["dump_fsync"]["median"] if o else None
+        cells.append(cell(r, r <= 1.25, k) if o else "-")
+        k, o = best(gz, "checkpoint") or (None, None)
+        r = b["checkpoint_gzip"]["median"] / o["checkpoint"]["median"] if o else None
+        cells.append(cell(r, r >= 3, k) if o else "-")
+        k, o = best(fast, "restore") or (None, None)
+        r = o["restore"]["median"] / b["restore_plain"]["median"] if o else None
+        cells.append(cell(r, r <= 1.25, k) if o else "-")
+        k, o = best(list(local.items()), "frozen", max) or (None, None)
+        r = o["frozen"]["median"] / b["frozen"]["median"] if o else None
+        cells.append(cell(r, r <= 1.10, f"worst: {k}") if o else "-")
+        lines.append(f"| {w['name']} | " + " | ".join(cells) + " |")
+    return lines + [""]
+
+
 def report(results, path_md, path_png):
     L = results["limits"]
     lines = ["# Benchmarks", "",
@@ -303,6 +340,7 @@ def report(results, path_md, path_png):
             lines += ["", "Peak image data buffered (MiB, max of the runs; "
                       "checkpoint.memory_limit_mib 256): " + ", ".join(peaks) + "."]
         lines.append("")
+    lines += targets_section(results)
     lines += ["## Plot", "", f"![checkpoint throughput against memory size]({os.path.relpath(path_png, ROOT)})", "",
               "## How to read it", "",
               "- *checkpoint*: from the request to a committed checkpoint (ours: `cedana dump --leave-running`, "
