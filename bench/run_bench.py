@@ -221,7 +221,7 @@ class Daemon:
         return run([CEDANA, *args], env=self.env).stdout.strip()
 
     def last_dump_timing(self):
-        """(frozen s, total s, peak image data buffered in MiB)"""
+        """(frozen s, total s, peak image data a streaming dump buffered in MiB, else 0)"""
         lines = [l for l in open(f"{self.home}/daemon.log") if " dump: checkpoint " in l]
         m = re.search(r"dump (\d+) ms, total (\d+) ms", lines[-1])
         peak = re.search(r"peak buffer (\d+) MiB", lines[-1])
