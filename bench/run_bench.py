@@ -270,30 +270,33 @@ def targets_section(results):
              "zstd/lz4 restore / criu restore (<= 1.25) | frozen / criu dump (<= 1.10) |",
              "|---|---|---|---|---|"]
 
-    def best(rows, key, fn=min):
-        return fn(rows, key=lambda kv: kv[1][key]["median"]) if rows else None
-
-    def cell(value, ok, key):
-        return f"{value:.2f} ({key}, {'yes' if ok else 'no'})"
+    def median(o, key):
+        return o[key]["median"]
 
     for w in results["workloads"]:
-        b, ours = w["baseline"], w["ours"]
-        local = {k: o for k, o in ours.items() if k.startswith("local ")}
-        fast = [(k, o) for k, o in local.items() if k.split(" ")[1] in ("zstd", "lz4")]
-        gz = [(k, o) for k, o in local.items() if k.split(" ")[1] == "gzip"]
+        b = w["baseline"]
+        local = [(k, o) for k, o in w["ours"].items() if k.startswith("local ")]
+        fast = [(k, o) for k, o in local if k.split(" ")[1] in ("zstd", "lz4")]
+        gz = [(k, o) for k, o in local if k.split(" ")[1] == "gzip"]
+        # (rows, the metric that picks the row, min or max, the row's ratio, target met, label)
+        checks = [
+            (fast, "checkpoint", min, lambda o: median(o, "checkpoint") / median(b, "dump_fsync"),
+             lambda r: r <= 1.25, ""),
+            (gz, "checkpoint", min, lambda o: median(b, "checkpoint_gzip") / median(o, "checkpoint"),
+             lambda r: r >= 3, ""),
+            (fast, "restore", min, lambda o: median(o, "restore") / median(b, "restore_plain"),
+             lambda r: r <= 1.25, ""),
+            (local, "frozen", max, lambda o: median(o, "frozen") / median(b, "frozen"),
+             lambda r: r <= 1.10, "worst: "),
+        ]
         cells = []
-        k, o = best(fast, "checkpoint") or (None, None)
-        r = o["checkpoint"]["median"] / b["dump_fsync"]["median"] if o else None
-        cells.append(cell(r, r <= 1.25, k) if o else "-")
-        k, o = best(gz, "checkpoint") or (None, None)
-        r = b["checkpoint_gzip"]["median"] / o["checkpoint"]["median"] if o else None
-        cells.append(cell(r, r >= 3, k) if o else "-")
-        k, o = best(fast, "restore") or (None, None)
-        r = o["restore"]["median"] / b["restore_plain"]["median"] if o else None
-        cells.append(cell(r, r <= 1.25, k) if o else "-")
-        k, o = best(list(local.items()), "frozen", max) or (None, None)
-        r = o["frozen"]["median"] / b["frozen"]["median"] if o else None
-        cells.append(cell(r, r <= 1.10, f"worst: {k}") if o else "-")
+        for rows, key, pick, ratio, met, label in checks:
+            if not rows:
+                cells.append("-")
+                continue
+            k, o = pick(rows, key=lambda kv: median(kv[1], key))
+            r = ratio(o)
+            cells.append(f"{r:.2f} ({label}{k}, {'yes' if met(r) else 'no'})")
         lines.append(f"| {w['name']} | " + " | ".join(cells) + " |")
     return lines + [""]
 

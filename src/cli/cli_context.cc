@@ -41,7 +41,7 @@ std::optional<protocol::Message> CliContext::Call(protocol::Message request, boo
     if (total > 0)
       line += fmt::format("  {:3.0f}%  {} / {}", 100.0 * done / total, HumanBytes(done), HumanBytes(total));
     else if (done > 0)
-      line += fmt::format("  {}", HumanBytes(done));  // a total not known yet (CRIU still writes)
+      line += fmt::format("  {}", HumanBytes(done));  // a streaming dump: no total until CRIU is done
     std::fprintf(stderr, "\r\033[K%s", line.c_str());
     drew = true;
   };

@@ -67,8 +67,7 @@ start_daemon CEDANA_CHECKPOINT_STREAMING=0 || exit 1
 w=$(start_memstate off 256)
 ck=$(dump_id "$w" --compression zstd --streams 2)
 check "off: dump" test -n "$ck"
-line=$(last_dump_line)
-check "off: the dump did not stream" bash -c "! grep -q streamed <<<\"$line\""
+check "off: the dump did not stream" bash -c "! grep -q streamed <<<\"$(last_dump_line)\""
 restore_and_check off "$ck"
 full_store_case off-full
 finish
