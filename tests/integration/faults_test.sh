@@ -38,6 +38,18 @@ expect_error "dump into a read-only checkpoint dir fails" "$T/ro" "$CEDANA" dump
 check "workload still running and thawed after the failed dump" running_and_counting "$w" "$T/w.out"
 check "no images dir left in the work dir" bash -c "[ -z \"\$(ls '$T/work')\" ]"
 
+# A workload in its own PID namespace whose working dir is read-only and holds a stale
+# proc.crtools: stock CRIU's parasite mounts a /proc for that namespace at ./proc.crtools in the
+# workload's cwd, so such a dump failed ("Can't create a directory"), as did two dumps at once
+# of workloads sharing a cwd. Our CRIU gets that /proc as a detached mount (no directory).
+mkdir -p "$T/rocwd/proc.crtools"
+mount --bind "$T/rocwd" "$T/rocwd" && mount -o remount,bind,ro "$T/rocwd" && CLEANUPS+=("umount '$T/rocwd'")
+w_ro=$(cd "$T/rocwd" && "$CEDANA" run --output "$T/ro.out" -- "$WORKLOADS/counter.sh" 2>/dev/null)
+wait_for 20 at_least "$T/ro.out" "Counter: " 2
+check "dump of a workload whose cwd is read-only with a stale proc.crtools" \
+  cli_quiet dump "$w_ro" --leave-running
+"$CEDANA" kill "$w_ro" >/dev/null 2>&1
+
 # Two good checkpoints, then corrupt the newest: restore by id refuses, --label falls back.
 old=$(dump_id "$w" --leave-running)
 sleep 0.3
