@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """REST API checks against a running controller (tests/controller/controller_test.sh starts it).
 
-Env: CONTROLLER (http://127.0.0.1:PORT), ADMIN_TOKEN, ROOT_CKPT (a checkpoint owned by root
-that the harness made through a node daemon), CKPT_DIR (the checkpoint dir).
+Env: CONTROLLER (http://127.0.0.1:PORT), ADMIN_TOKEN, ROOT_CKPT and USER_CKPT (checkpoints of
+root and of nobody that the harness made through a node daemon), CKPT_DIR (the checkpoint dir).
 Prints PASS/FAIL lines; exits 1 if anything failed.
 """
 import json
@@ -113,6 +113,25 @@ done = wait_for(lambda: (lambda r: r[1] if r[1].get("state") in ("done", "failed
 check("the node daemon restored it", done is not None and done["state"] == "done", done)
 st, body = call("GET", "/v1/operations", token=user_token)
 check("user does not see root's operations", st == 200 and body == [], body)
+
+# the user's own checkpoint: seen by its owner and the admin, restored for its owner
+user_ck = os.environ["USER_CKPT"]
+mine = wait_for(lambda: (lambda r: r[1] if r[0] == 200 and user_ck in {c["id"] for c in r[1]} else None)(
+    call("GET", "/v1/checkpoints", token=user_token)), 20)
+check("user sees own checkpoint and only it", mine is not None and {c["owner"] for c in mine} == {"nobody"}, mine)
+st, body = call("GET", f"/v1/checkpoints/{user_ck}", token=user_token)
+check("user inspects own checkpoint: good", st == 200 and body["state"] == "good" and body["owner"] == "nobody",
+      (st, body))
+st, body = call("GET", "/v1/checkpoints", token=ADMIN)
+check("admin sees both users' checkpoints", st == 200 and {root_ck, user_ck} <= {c["id"] for c in body}, body)
+st, body = call("POST", f"/v1/checkpoints/{user_ck}/restore", token=user_token, body={})
+check("user restores own checkpoint: 202", st == 202 and body["owner"] == "nobody", (st, body))
+op_id = body.get("id") if isinstance(body, dict) else None
+done = wait_for(lambda: (lambda r: r[1] if r[1].get("state") in ("done", "failed") else None)(
+    call("GET", f"/v1/operations/{op_id}", token=user_token)), 60)
+check("the node daemon restored it for the user", done is not None and done["state"] == "done", done)
+st, body = call("GET", "/v1/operations", token=user_token)
+check("user sees own operation, not root's", st == 200 and [o["id"] for o in body] == [op_id], body)
 
 # policies: CRUD, validation, ownership
 st, body = call("POST", "/v1/policies", token=user_token, body={"name": "nightly", "interval_seconds": 3600,

@@ -51,21 +51,29 @@ wait_for 20 curl -fs -o /dev/null "$URL/v1/health" || { say "controller did not 
 check "controller migrated its $DB catalog" grep -q "migrated the $DB database to schema version" "$T/controller.log"
 check "cedana-slurm daemon status" bash -c "'$CEDANA_SLURM' daemon status | grep -q running"
 
-# A checkpoint made through the node daemon. (Checkpoints of a second user would need a
-# non-root workload that CRIU can dump: TODO(#7). The API's scoping is checked with a user
-# token that owns nothing, and with policies and operations of both.)
+# Checkpoints of two users made through the node daemon: root's, and nobody's (a non-root
+# workload in its own PID namespace, which stock CRIU cannot dump: scripts/criu-patches/0003).
 w_root=$("$CEDANA" run --label api-root -- "$WORKLOADS/counter.sh" 2>/dev/null)
+chmod 755 "$T" && mkdir -p "$T/nobody" && chown nobody "$T/nobody"
+w_user=$(cd "$T/nobody" && runuser -u nobody -- "$CEDANA" run --label api-user \
+  --output "$T/nobody/counter.out" -- "$WORKLOADS/counter.sh" 2>/dev/null)
 sleep 1
 ROOT_CKPT=$(dump_id "$w_root" --leave-running)
 check "a checkpoint through the node daemon" test -n "$ROOT_CKPT"
+USER_CKPT=$(cd "$T/nobody" && runuser -u nobody -- "$CEDANA" dump "$w_user" 2>"$T/user-dump.err")
+check "another user's checkpoint through the node daemon" test -n "$USER_CKPT"
+[ -n "$USER_CKPT" ] || cat "$T/user-dump.err" >&2
 "$CEDANA" kill "$w_root" >/dev/null
 
-CONTROLLER=$URL ADMIN_TOKEN=$ADMIN ROOT_CKPT=$ROOT_CKPT CKPT_DIR=$CEDANA_CHECKPOINT_DIR \
+CONTROLLER=$URL ADMIN_TOKEN=$ADMIN ROOT_CKPT=$ROOT_CKPT USER_CKPT=$USER_CKPT CKPT_DIR=$CEDANA_CHECKPOINT_DIR \
   python3 "$HERE/../controller/api_test.py" >"$T/api.out" 2>&1
 api=$?
 grep -E '^(PASS|FAIL)' "$T/api.out" | while read -r line; do say "$line"; done
 check "api_test.py" test $api = 0
 [ $api = 0 ] || tail -5 "$T/api.out" >&2
+n=$(last_number "$T/nobody/counter.out" "Counter: ")
+check "the user's workload restored through the controller counts on" \
+  wait_for 10 at_least "$T/nobody/counter.out" "Counter: " $((n + 2))
 
 # The web installer: a bundle from a staged install, served by the controller, installed into a
 # fresh prefix with the seeds' CEDANA_* variables.
