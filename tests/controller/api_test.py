@@ -55,6 +55,21 @@ def wait_for(pred, seconds):
     return None
 
 
+def listing_with(ck, token):
+    """The checkpoint list that token sees once it holds ck (indexed from storage), or None."""
+    return wait_for(lambda: (lambda r: r[1] if r[0] == 200 and ck in {c["id"] for c in r[1]} else None)(
+        call("GET", "/v1/checkpoints", token=token)), 20)
+
+
+def restore_through_agent(ck, token):
+    """Asks the controller to restore ck; returns its answer and the operation once it ended."""
+    st, body = call("POST", f"/v1/checkpoints/{ck}/restore", token=token, body={})
+    op_id = body.get("id") if isinstance(body, dict) else None
+    done = wait_for(lambda: (lambda r: r[1] if r[1].get("state") in ("done", "failed") else None)(
+        call("GET", f"/v1/operations/{op_id}", token=token)), 60)
+    return st, body, done
+
+
 # health and auth
 st, body = call("GET", "/v1/health")
 check("health answers without a token", st == 200 and body["status"] == "ok", body)
@@ -86,8 +101,7 @@ check("the node daemon registered", st == 200 and any(n["status"] == "up" for n 
 
 # checkpoints: indexed from storage; users see only theirs
 root_ck = os.environ["ROOT_CKPT"]
-listed = wait_for(lambda: (lambda r: r[1] if r[0] == 200 and root_ck in {c["id"] for c in r[1]} else None)(
-    call("GET", "/v1/checkpoints", token=ADMIN)), 20)
+listed = listing_with(root_ck, ADMIN)
 check("admin sees the checkpoint (indexed from storage)", listed is not None, listed)
 st, body = call("GET", "/v1/checkpoints", token=user_token)
 check("user does not see root's checkpoint", st == 200 and root_ck not in {c["id"] for c in body}, body)
@@ -105,33 +119,26 @@ st, body = call("GET", "/v1/checkpoints?label=nolabel", token=ADMIN)
 check("filter by label", st == 200 and body == [], body)
 
 # restore through the node daemon: an operation the agent claims and completes
-st, body = call("POST", f"/v1/checkpoints/{root_ck}/restore", token=ADMIN, body={})
+st, body, done = restore_through_agent(root_ck, ADMIN)
 check("restore request: 202 with a queued operation", st == 202 and body["kind"] == "restore", (st, body))
-op_id = body.get("id") if isinstance(body, dict) else None
-done = wait_for(lambda: (lambda r: r[1] if r[1].get("state") in ("done", "failed") else None)(
-    call("GET", f"/v1/operations/{op_id}", token=ADMIN)), 60)
 check("the node daemon restored it", done is not None and done["state"] == "done", done)
 st, body = call("GET", "/v1/operations", token=user_token)
 check("user does not see root's operations", st == 200 and body == [], body)
 
 # the user's own checkpoint: seen by its owner and the admin, restored for its owner
 user_ck = os.environ["USER_CKPT"]
-mine = wait_for(lambda: (lambda r: r[1] if r[0] == 200 and user_ck in {c["id"] for c in r[1]} else None)(
-    call("GET", "/v1/checkpoints", token=user_token)), 20)
+mine = listing_with(user_ck, user_token)
 check("user sees own checkpoint and only it", mine is not None and {c["owner"] for c in mine} == {"nobody"}, mine)
 st, body = call("GET", f"/v1/checkpoints/{user_ck}", token=user_token)
 check("user inspects own checkpoint: good", st == 200 and body["state"] == "good" and body["owner"] == "nobody",
       (st, body))
 st, body = call("GET", "/v1/checkpoints", token=ADMIN)
 check("admin sees both users' checkpoints", st == 200 and {root_ck, user_ck} <= {c["id"] for c in body}, body)
-st, body = call("POST", f"/v1/checkpoints/{user_ck}/restore", token=user_token, body={})
+st, body, done = restore_through_agent(user_ck, user_token)
 check("user restores own checkpoint: 202", st == 202 and body["owner"] == "nobody", (st, body))
-op_id = body.get("id") if isinstance(body, dict) else None
-done = wait_for(lambda: (lambda r: r[1] if r[1].get("state") in ("done", "failed") else None)(
-    call("GET", f"/v1/operations/{op_id}", token=user_token)), 60)
 check("the node daemon restored it for the user", done is not None and done["state"] == "done", done)
 st, body = call("GET", "/v1/operations", token=user_token)
-check("user sees own operation, not root's", st == 200 and [o["id"] for o in body] == [op_id], body)
+check("user sees own operation, not root's", st == 200 and [o["id"] for o in body] == [done and done["id"]], body)
 
 # policies: CRUD, validation, ownership
 st, body = call("POST", "/v1/policies", token=user_token, body={"name": "nightly", "interval_seconds": 3600,
