@@ -11,6 +11,9 @@ running_and_counting() { # ID FILE
     wait_for 5 at_least "$2" "Counter: " $((n + 2))
 }
 engine_state() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
+read_only_dir() { # DIR: made (if need be) and bind-mounted read-only onto itself until the end
+  mkdir -p "$1" && mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && CLEANUPS+=("umount '$1'")
+}
 expect_error() { # description expected-substring command...
   local what=$1 want=$2; shift 2
   local out; out=$("$@" 2>&1) && { fail "$what: succeeded: $out"; return; }
@@ -32,8 +35,7 @@ expect_error "invalid label" "a label is 1 to 128 letters" "$CEDANA" run --label
 check "workload unharmed by bad requests" running_and_counting "$w" "$T/w.out"
 
 # A checkpoint dir on a read-only mount (as root, permissions alone would not stop us).
-mkdir -p "$T/ro"
-mount --bind "$T/ro" "$T/ro" && mount -o remount,bind,ro "$T/ro" && CLEANUPS+=("umount '$T/ro'")
+read_only_dir "$T/ro"
 expect_error "dump into a read-only checkpoint dir fails" "$T/ro" "$CEDANA" dump "$w" --dir "$T/ro"
 check "workload still running and thawed after the failed dump" running_and_counting "$w" "$T/w.out"
 check "no images dir left in the work dir" bash -c "[ -z \"\$(ls '$T/work')\" ]"
@@ -43,7 +45,7 @@ check "no images dir left in the work dir" bash -c "[ -z \"\$(ls '$T/work')\" ]"
 # workload's cwd, so such a dump failed ("Can't create a directory"), as did two dumps at once
 # of workloads sharing a cwd. Our CRIU gets that /proc as a detached mount (no directory).
 mkdir -p "$T/rocwd/proc.crtools"
-mount --bind "$T/rocwd" "$T/rocwd" && mount -o remount,bind,ro "$T/rocwd" && CLEANUPS+=("umount '$T/rocwd'")
+read_only_dir "$T/rocwd"
 w_ro=$(cd "$T/rocwd" && "$CEDANA" run --output "$T/ro.out" -- "$WORKLOADS/counter.sh" 2>/dev/null)
 wait_for 20 at_least "$T/ro.out" "Counter: " 2
 check "dump of a workload whose cwd is read-only with a stale proc.crtools" \
