@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -87,6 +88,7 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
                                   const RestoreOptions& o, const RestoreProgress& progress) {
   const auto& [ref, m] = c;
   CEDANA_RETURN_IF_ERROR(image::VerifyManifest(m, node.cluster_key()));
+  const auto began = std::chrono::steady_clock::now();
   const Config& cfg = node.config();
   std::string images_dir = cfg.work_dir + "/restore-" + m.id + "-" + NewId("");
   ScopeExit remove_images([&] { (void)fs::RemoveTree(images_dir); });
@@ -103,6 +105,7 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
     AsFileUser as(uid, gid);  // the unpack's threads inherit it
     CEDANA_RETURN_IF_ERROR(image::UnpackToImagesDir(store, ref, m, images_dir, unpack_progress));
   }
+  const auto unpacked = std::chrono::steady_clock::now();
   // Also checked at dump; again here for checkpoints made before that check existed: CRIU
   // would recreate whatever credentials the images hold (D8).
   CEDANA_RETURN_IF_ERROR(image::CheckImagesOwnedBy(images_dir, m.owner_uid, m.owner_gid))
@@ -150,7 +153,11 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
     (void)node.records().Remove(spec.id);
     return started.error();
   }
-  log::Info("restore: checkpoint {} restored as workload {} (pid {})", m.id, spec.id, started->pid);
+  // "unpack": verifying and unpacking the streams; the rest of "total" is mostly CRIU's.
+  auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
+  log::Info("restore: checkpoint {} restored as workload {} (pid {}, unpack {} ms, total {} ms)",
+            m.id, spec.id, started->pid, ms(unpacked - began),
+            ms(std::chrono::steady_clock::now() - began));
   return RestoreOutcome{spec.id, started->pid, m.id, spec.stdout_path, {}};
 }
 
