@@ -307,8 +307,11 @@ def report(results, path_md, path_png):
              f"Measured {results['when']} on this machine ({results['machine']}), one run of "
              "`sudo bench/run_bench.py`; medians of "
              f"{results['runs']} runs with min-max. Ratios compare figures of the same run.", ""]
-    if results.get("note"):
-        lines += [results["note"], ""]
+    later = [f"{w['name']} ({w['when']})" for w in results["workloads"]
+             if w.get("when", results["when"]) != results["when"]]
+    if later:
+        lines += ["Measured again later with `--only` (the binaries of that time; ratios still compare "
+                  "figures of one run): " + ", ".join(later) + ". The limits come from the first run.", ""]
     lines += [
              "## Limits", "",
              f"- memory copy (warm memory): {L['memcpy_gbs']:.2f} GB/s",
@@ -451,7 +454,7 @@ def main():
                 base.append(baseline_once(w, work, ckdir))
                 shutil.rmtree(work)
                 reap_all()
-            entry = {"name": w.name, "mib": w.mib, "kind": w.kind, "children": w.children,
+            entry = {"name": w.name, "when": results["when"], "mib": w.mib, "kind": w.kind, "children": w.children,
                      "baseline": {k: stats([r[k] for r in base]) for k in base[0]}, "ours": {}}
             # Every codec with 1, 2 and 4 streams on the 1 GiB typical workload; 1 and 4 on the
             # others (the run stays under half an hour); 4 on the 4 GiB ones (--big: each of
@@ -494,9 +497,6 @@ def main():
         fresh = {w["name"]: w for w in results["workloads"]}
         results["workloads"] = [fresh.pop(w["name"], w) for w in previous["workloads"]] + list(fresh.values())
         results["limits"] = previous["limits"]
-        results["note"] = (f"Workloads matching \"{args.only}\" were measured again at {results['when']}"
-                           f"{' without S3' if args.no_s3 else ''}; the others (and the limits) come "
-                           f"from the run of {previous['when']}.")
         results["when"] = previous["when"]
         with open(os.path.join(ROOT, "bench/results.json"), "w") as f:
             json.dump(results, f, indent=1)

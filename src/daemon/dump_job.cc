@@ -97,7 +97,7 @@ class StreamedImages : public engine::ImageReceiver {
   Result<int> Open(const std::string& name) override {
     CEDANA_ASSIGN_OR_RETURN(int id, pack_->OpenFile(name));  // refuses unsafe names
     UniqueFd fd;
-    if (name.rfind("pages-", 0) != 0) {
+    if (!image::IsPagesImage(name)) {
       std::string path = dir_ + "/" + name;
       fd.Reset(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
       if (!fd.valid()) return ErrnoStatus(errno, "creating " + path);

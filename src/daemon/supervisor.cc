@@ -152,7 +152,9 @@ Result<pid_t> RestoreWithCriu(const WorkloadSpec& spec, Pipes& pipes) {
     req.run_as = engine::RunAs{spec.uid, spec.gid, spec.groups};
     log::Info("supervisor: criu restores as uid {} (unprivileged mode)", spec.uid);
   }
-  return criu.Restore(req);
+  if (!spec.streamed_restore) return criu.Restore(req);
+  req.leave_stopped = true;
+  return criu.RestoreStreaming(req);
 }
 
 // Copies what is readable from `from` to `to`; false at end of stream.

@@ -45,7 +45,8 @@ json SpecToJson(const WorkloadSpec& s) {
           {"criu_binary", s.criu_binary},
           {"criu_timeout_seconds", s.criu_timeout_seconds},
           {"criu_no_breakpoints", s.criu_no_breakpoints},
-          {"unprivileged", s.unprivileged}};
+          {"unprivileged", s.unprivileged},
+          {"streamed_restore", s.streamed_restore}};
 }
 
 Result<WorkloadSpec> SpecFromJson(const json& j) {
@@ -74,6 +75,7 @@ Result<WorkloadSpec> SpecFromJson(const json& j) {
     s.criu_timeout_seconds = j.value("criu_timeout_seconds", 120);
     s.criu_no_breakpoints = j.value("criu_no_breakpoints", false);
     s.unprivileged = j.value("unprivileged", false);
+    s.streamed_restore = j.value("streamed_restore", false);
   } catch (const json::exception& e) {
     return InvalidArgumentError(std::string("workload spec: ") + e.what());
   }

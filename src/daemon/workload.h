@@ -48,6 +48,10 @@ struct WorkloadSpec {
   // Unprivileged mode (Node::RunsAsOwner): the workload starts in the node's PID namespace and
   // CRIU restores it as its owner.
   bool unprivileged = false;
+  // Restore mode: CRIU reads the images through the daemon's image server as they are unpacked
+  // (criu restore --stream) and leaves the tree stopped; the daemon continues it once every
+  // stream is verified.
+  bool streamed_restore = false;
 };
 
 enum class WorkloadStatus { kStarting, kRunning, kExited, kFailed };

@@ -213,9 +213,42 @@ std::vector<std::string> StreamingDumpArgs(const CriuSettings& settings, const D
   return args;
 }
 
-// Starts the criu command line with stdio on /dev/null (it logs to its -o file).
+// `criu restore --stream` with the options Restore sets over RPC, the restored tree left
+// stopped, and its root's pid written to <images_dir>/restored.pid.
+std::vector<std::string> StreamingRestoreArgs(const RestoreRequest& r, const std::string& binary) {
+  std::vector<std::string> args = {binary, "restore", "--stream", "-D", r.images_dir,
+                                   "-o", "restore.log", "-v4", "--manage-cgroups=ignore",
+                                   "--network-lock=skip", "--ext-unix-sk", "--file-locks",
+                                   "--restore-detached", "--pidfile", r.images_dir + "/restored.pid"};
+  if (r.rst_sibling) args.push_back("--restore-sibling");
+  if (r.leave_stopped) args.push_back("--leave-stopped");
+  if (r.shell_job) args.push_back("--shell-job");
+  if (r.run_as) args.push_back("--unprivileged");
+  for (const auto& [key, fd] : r.inherit_fds) {
+    args.push_back("--inherit-fd");
+    args.push_back(fmt::format("fd[{}]:{}", fd, key));
+  }
+  return args;
+}
+
+// The error of a criu command line that exited with `status`: its log's errors, or why it
+// did not run.
+Status CliFailure(const std::string& what, int status, const std::string& log,
+                  const std::string& binary) {
+  std::string msg = "criu " + what + " failed";
+  std::string errors = ErrorLines(log);
+  if (!errors.empty()) msg += ": " + errors + HintFor(errors);
+  if (WIFSIGNALED(status)) msg += fmt::format(" (criu killed by signal {})", WTERMSIG(status));
+  else if (WEXITSTATUS(status) == 126) msg += " (cannot switch to the workload's user)";
+  else if (WEXITSTATUS(status) == 127) msg += " (cannot execute " + binary + ")";
+  return AbortedError(msg + LogTailNote(log));
+}
+
+// Starts the criu command line with stdio on /dev/null (it logs to its -o file); `keep_fds`
+// stay open in it at their numbers.
 Result<pid_t> StartCriuCli(const CriuSettings& settings, const std::vector<std::string>& args,
-                           const std::optional<RunAs>& run_as) {
+                           const std::optional<RunAs>& run_as,
+                           const std::vector<int>& keep_fds = {}) {
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
   argv.push_back(nullptr);
@@ -233,6 +266,7 @@ Result<pid_t> StartCriuCli(const CriuSettings& settings, const std::vector<std::
   if (pid < 0) return ErrnoStatus(errno, "fork for criu");
   if (pid == 0) {
     for (int fd = 0; fd < 3; ++fd) ::dup2(devnull.get(), fd);
+    for (int fd : keep_fds) ::fcntl(fd, F_SETFD, 0);
     ::signal(SIGINT, SIG_IGN);
     if (!BecomeUser(run_as)) ::_exit(126);
     ::execve(argv[0], const_cast<char* const*>(argv.data()), const_cast<char* const*>(envp.data()));
@@ -395,13 +429,40 @@ Status CriuClient::DumpStreaming(const DumpRequest& request, ImageReceiver* rece
     return Status(streamer.code(), "criu dump stopped: " + streamer.message() + tail_note);
   }
   if (killed) return DeadlineExceededError("criu did not finish the dump in time" + tail_note);
-  std::string msg = "criu dump failed";
-  std::string errors = ErrorLines(log);
-  if (!errors.empty()) msg += ": " + errors + HintFor(errors);
-  if (WIFSIGNALED(status)) msg += fmt::format(" (criu killed by signal {})", WTERMSIG(status));
-  else if (WEXITSTATUS(status) == 126) msg += " (cannot switch to the workload's user)";
-  else if (WEXITSTATUS(status) == 127) msg += " (cannot execute " + settings_.binary + ")";
-  return AbortedError(msg + tail_note);
+  return CliFailure("dump", status, log, settings_.binary);
+}
+
+Result<pid_t> CriuClient::RestoreStreaming(const RestoreRequest& request) const {
+  if (request.run_as) {
+    CEDANA_RETURN_IF_ERROR(CheckUnprivilegedCapable(settings_.binary));
+  }
+  std::vector<int> keep;
+  for (const auto& [key, fd] : request.inherit_fds) keep.push_back(fd);
+  std::string log = request.images_dir + "/restore.log";
+  auto deadline = std::chrono::steady_clock::now() + settings_.timeout;
+  CEDANA_ASSIGN_OR_RETURN(
+      pid_t pid, StartCriuCli(settings_, StreamingRestoreArgs(request, settings_.binary),
+                              request.run_as, keep));
+  int status = 0;
+  for (;;) {
+    pid_t r = ::waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) return ErrnoStatus(errno, "waiting for criu");
+    if (std::chrono::steady_clock::now() >= deadline) {
+      // What CRIU had restored is in our subtree (its root is our child): the caller reaps it.
+      Reap(pid, true);
+      return DeadlineExceededError("criu did not finish the restore in time" + LogTailNote(log));
+    }
+    ::usleep(5000);
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    std::ifstream pidfile(request.images_dir + "/restored.pid");
+    pid_t root = 0;
+    if (!(pidfile >> root) || root <= 0)
+      return InternalError("criu restore did not write the restored pid" + LogTailNote(log));
+    return root;
+  }
+  return CliFailure("restore", status, log, settings_.binary);
 }
 
 Result<pid_t> CriuClient::Restore(const RestoreRequest& request) const {

@@ -52,6 +52,8 @@ struct RestoreRequest {
   bool shell_job = false;
   // The restored root becomes the caller's child (CLONE_PARENT) rather than CRIU's.
   bool rst_sibling = true;
+  // The restored tree stays stopped (SIGSTOP) until the caller continues it (RestoreStreaming).
+  bool leave_stopped = false;
   std::optional<RunAs> run_as;
 };
 
@@ -77,6 +79,11 @@ class CriuClient {
   Status DumpStreaming(const DumpRequest& request, ImageReceiver* receiver) const;
   // Returns the host pid of the restored root. On failure CRIU kills what it had restored.
   Result<pid_t> Restore(const RestoreRequest& request) const;
+  // A restore through CRIU's image streamer (criu restore --stream): CRIU asks the server on
+  // <images_dir>/streamer-serve.sock (ImageServe, run by the caller's peer) for every image.
+  // The criu command line, as for DumpStreaming; past the deadline CRIU is killed, and what it
+  // had restored is left to the caller (its subreaper) to reap.
+  Result<pid_t> RestoreStreaming(const RestoreRequest& request) const;
 
  private:
   explicit CriuClient(CriuSettings settings) : settings_(std::move(settings)) {}

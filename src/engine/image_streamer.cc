@@ -14,75 +14,13 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
+#include "engine/streamer_protocol.h"
 
 namespace cedana::engine {
 namespace {
 
-constexpr size_t kMaxRequest = 4096;      // a file name, protobuf-framed
 constexpr size_t kReadChunk = 1 << 20;    // bytes read from a pipe at once
 constexpr int kPipeSize = 1 << 20;        // asked for CRIU's pipes (fewer wake-ups)
-
-// Reads exactly `size` bytes of the connection, collecting every fd that comes along.
-// kUnavailable with "closed" when CRIU hung up before the first byte.
-Status RecvExact(int sock, void* data, size_t size, std::deque<UniqueFd>* fds) {
-  char* p = static_cast<char*>(data);
-  size_t got = 0;
-  while (got < size) {
-    iovec iov{p + got, size - got};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8)];
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    ssize_t n = ::recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus(errno, "reading criu's image streamer request");
-    }
-    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-      size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      for (size_t i = 0; i < count; ++i) {
-        int fd;
-        std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-        fds->emplace_back(fd);
-      }
-    }
-    if (n == 0) {
-      return got == 0 ? UnavailableError("closed")
-                      : AbortedError("criu's image streamer request is truncated");
-    }
-    got += static_cast<size_t>(n);
-  }
-  return OkStatus();
-}
-
-// img_streamer_request_entry { required string filename = 1; } from its wire bytes.
-Result<std::string> ParseRequest(const std::string& b) {
-  std::optional<std::string> name;
-  size_t i = 0;
-  auto varint = [&](uint64_t* v) {
-    *v = 0;
-    for (int shift = 0; i < b.size() && shift < 64; shift += 7) {
-      uint8_t x = static_cast<uint8_t>(b[i++]);
-      *v |= static_cast<uint64_t>(x & 0x7f) << shift;
-      if (x < 0x80) return true;
-    }
-    return false;
-  };
-  while (i < b.size()) {
-    uint64_t key = 0, v = 0;
-    if (!varint(&key)) break;
-    int wire = static_cast<int>(key & 7);
-    if (wire == 0 && varint(&v)) continue;
-    if (wire != 2 || !varint(&v) || v > b.size() - i) break;
-    if ((key >> 3) == 1) name = b.substr(i, v);
-    i += v;
-  }
-  if (i != b.size() || !name) return AbortedError("criu sent a malformed image streamer request");
-  return *name;
-}
 
 struct OpenImage {
   UniqueFd pipe;
@@ -96,19 +34,7 @@ Result<std::unique_ptr<ImageCapture>> ImageCapture::Listen(
     const std::string& images_dir, std::optional<std::pair<uid_t, gid_t>> owner,
     ImageReceiver* receiver) {
   std::string path = images_dir + "/" + kStreamerCaptureSocket;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path)
-    return InvalidArgumentError("images dir path too long for a unix socket: " + path);
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!fd.valid()) return ErrnoStatus(errno, "creating the image streamer socket");
-  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
-    return ErrnoStatus(errno, "binding " + path);
-  // The images dir is the owner's and 0700; the socket itself needs write permission to connect.
-  if (owner && ::chown(path.c_str(), owner->first, owner->second) != 0)
-    return ErrnoStatus(errno, "giving " + path + " to uid " + std::to_string(owner->first));
-  if (::listen(fd.get(), 1) != 0) return ErrnoStatus(errno, "listening on " + path);
+  CEDANA_ASSIGN_OR_RETURN(UniqueFd fd, ListenForCriu(path, owner));
   int wake[2];
   if (::pipe2(wake, O_CLOEXEC | O_NONBLOCK) != 0) return ErrnoStatus(errno, "pipe");
   std::unique_ptr<ImageCapture> capture(
@@ -184,7 +110,7 @@ Status ImageCapture::ServeLoop() {
       char dummy;
       CEDANA_RETURN_IF_ERROR(RecvExact(conn.get(), &dummy, 1, &fds));
       if (fds.empty()) return AbortedError("criu sent an image file without its pipe");
-      CEDANA_ASSIGN_OR_RETURN(std::string name, ParseRequest(request));
+      CEDANA_ASSIGN_OR_RETURN(std::string name, ParseFileRequest(request));
       OpenImage im{std::move(fds.front()), 0, name};
       fds.pop_front();
       ::fcntl(im.pipe.get(), F_SETPIPE_SZ, kPipeSize);  // best effort

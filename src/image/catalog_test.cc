@@ -22,7 +22,7 @@ class CatalogTest : public ::testing::Test {
     m.owner = owner;
     m.label = label;
     m.created_at_ms = created_at_ms;
-    m.streams = {{"stream-0", 1024, 1024, std::string(64, '0')}};
+    m.streams = {{"stream-0", 1024, 1024, std::string(64, '0'), {}}};
     CheckpointRef ref{owner, label, id};
     auto sink = store_.CreateStream(ref, 0);
     ASSERT_TRUE(sink.has_value());

@@ -19,10 +19,14 @@ constexpr int kManifestIndent = 2;
 json ToJsonObject(const Manifest& m) {
   json streams = json::array();
   for (const StreamInfo& s : m.streams) {
-    streams.push_back({{"name", s.name},
-                       {"raw_bytes", s.raw_bytes},
-                       {"stored_bytes", s.stored_bytes},
-                       {"sha256", s.sha256}});
+    json stream = {{"name", s.name},
+                   {"raw_bytes", s.raw_bytes},
+                   {"stored_bytes", s.stored_bytes},
+                   {"sha256", s.sha256}};
+    // Only when there is one: older manifests keep their exact text, and so their MAC.
+    if (!s.head.sha256.empty())
+      stream["head"] = {{"raw_bytes", s.head.raw_bytes}, {"sha256", s.head.sha256}};
+    streams.push_back(std::move(stream));
   }
   // nlohmann::json objects keep keys sorted, which makes the text (and so the MAC) canonical.
   return json{{"format_version", m.format_version},
@@ -128,6 +132,14 @@ Status ParseStreams(const json& obj, Manifest* m) {
     CEDANA_RETURN_IF_ERROR(f.Int("stored_bytes", true, &info.stored_bytes));
     CEDANA_RETURN_IF_ERROR(f.String("sha256", true, &info.sha256));
     if (!IsHexSha256(info.sha256)) return f.Bad("sha256", "64 lowercase hex digits");
+    if (auto head = s.find("head"); head != s.end()) {
+      if (!head->is_object()) return f.Bad("head", "an object");
+      Fields h(*head, prefix + "head.");
+      CEDANA_RETURN_IF_ERROR(h.Int("raw_bytes", true, &info.head.raw_bytes));
+      CEDANA_RETURN_IF_ERROR(h.String("sha256", true, &info.head.sha256));
+      if (!IsHexSha256(info.head.sha256)) return h.Bad("sha256", "64 lowercase hex digits");
+      if (info.head.raw_bytes > info.raw_bytes) return h.Bad("raw_bytes", "at most the stream's raw_bytes");
+    }
     m->streams.push_back(std::move(info));
   }
   return OkStatus();

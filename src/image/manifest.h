@@ -16,11 +16,21 @@ namespace cedana::image {
 
 inline constexpr int kManifestFormatVersion = 1;
 
+// The head of a stream: its leading raw (tar) bytes, which hold every image but the memory
+// pages (written last), hashed on their own so that a streamed restore can verify them before
+// CRIU starts. Empty sha256: a checkpoint without one (made before heads, or a streaming dump,
+// whose order is CRIU's).
+struct StreamHead {
+  uint64_t raw_bytes = 0;
+  std::string sha256;  // hex SHA-256 of the head's raw bytes
+};
+
 struct StreamInfo {
   std::string name;          // "stream-0"
   uint64_t raw_bytes = 0;    // bytes before compression (the tar archive)
   uint64_t stored_bytes = 0; // bytes as stored
   std::string sha256;        // hex SHA-256 of the stored bytes
+  StreamHead head;
 };
 
 struct Manifest {

@@ -22,8 +22,8 @@ Manifest Sample() {
   m.criu_version = "3.19";
   m.kernel = "6.1.0-18-amd64";
   m.codec = Codec::kZstd;
-  m.streams = {{"stream-0", 1000, 400, std::string(64, 'a')},
-               {"stream-1", 2000, 900, std::string(64, 'b')}};
+  m.streams = {{"stream-0", 1000, 400, std::string(64, 'a'), {}},
+               {"stream-1", 2000, 900, std::string(64, 'b'), {}}};
   m.images_bytes = 2900;
   m.workload = {{"argv", {"python", "train.py", "--lr=0.1"}},
                 {"cwd", "/home/alice/ünïcode"},

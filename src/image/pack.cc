@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "common/fs.h"
 #include "common/log.h"
@@ -81,6 +82,16 @@ std::vector<StreamPlan> PlanStreams(const std::vector<ImageFile>& files, int str
     least->raw_bytes += TarEntrySize(item.length);
     least->items.push_back(std::move(item));
   }
+  // In each stream the memory pages come last, in order of file and offset: the head before
+  // them holds every other image, so that a streamed restore can verify and write them all,
+  // and start CRIU, while the pages still arrive.
+  for (StreamPlan& p : plan) {
+    std::sort(p.items.begin(), p.items.end(), [](const PackItem& a, const PackItem& b) {
+      bool a_pages = IsPagesImage(a.name), b_pages = IsPagesImage(b.name);
+      if (a_pages != b_pages) return b_pages;
+      return a.name != b.name ? a.name < b.name : a.offset < b.offset;
+    });
+  }
   return plan;
 }
 
@@ -92,21 +103,28 @@ Result<StreamInfo> PackStream(int index, const std::string& images_dir, const St
   CEDANA_ASSIGN_OR_RETURN(auto store_sink, store.CreateStream(ref, index));
   auto hashing = std::make_unique<HashingSink>(std::move(store_sink));
   HashingSink* stored = hashing.get();
-  CountingSink raw(CompressingSink(options.codec, std::move(hashing), options.level), progress,
-                   cancel);
+  auto head_hashing = std::make_unique<HeadHashingSink>(
+      CompressingSink(options.codec, std::move(hashing), options.level));
+  HeadHashingSink* head_tap = head_hashing.get();
+  CountingSink raw(std::move(head_hashing), progress, cancel);
   TarWriter tar(&raw);
+  std::optional<StreamHead> head;
   for (const PackItem& item : plan.items) {
+    if (!head && IsPagesImage(item.name)) head = head_tap->Seal();
     Status s = item.part ? tar.AddFilePart(images_dir, item.name, item.offset, item.length)
                          : tar.AddFile(images_dir, item.name);
     CEDANA_RETURN_IF_ERROR(s) << "packing " << item.name;
   }
+  if (!head) head = head_tap->Seal();
   CEDANA_RETURN_IF_ERROR(tar.Finish());
   CEDANA_RETURN_IF_ERROR(raw.Close());
   return StreamInfo{fmt::format("stream-{}", index), raw.bytes(), stored->bytes(),
-                    stored->FinalHex()};
+                    stored->FinalHex(), std::move(*head)};
 }
 
 }  // namespace
+
+bool IsPagesImage(std::string_view name) { return name.substr(0, 6) == "pages-"; }
 
 Result<std::vector<StreamInfo>> PackImagesDir(const std::string& images_dir,
                                               storage::CheckpointStore& store,

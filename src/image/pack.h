@@ -1,11 +1,13 @@
 // Pack / Unpack: CRIU's images dir <-> N compressed streams in a checkpoint store.
-// Files are spread over the streams by size (largest first onto the least-filled stream); each
+// Files are spread over the streams by size (largest first onto the least-filled stream); in
+// each stream the memory pages (pages-*.img) come last, after its head (StreamHead); each
 // stream is a POSIX tar archive, so `gzip -d <stream-0 | tar -x` works by hand for gzip. Streams
 // are processed in parallel, one thread each. Thread-safe functions.
 #pragma once
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -28,6 +30,9 @@ struct PackOptions {
   // stream in parallel instead of by one.
   uint64_t part_bytes = 32ull << 20;
 };
+
+// CRIU's memory pages (pages-<id>.img): in every stream after all other images (its head).
+bool IsPagesImage(std::string_view name);
 
 // Writes the streams of `ref` (not the manifest). On failure nothing is committed; the caller
 // deletes `ref`. Returns one StreamInfo per stream.

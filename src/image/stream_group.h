@@ -22,6 +22,9 @@ class StreamGroup {
   // worker become kInternal (logged once). Returns the first error with its stream's context.
   Status Run(int n, const std::function<Status(int)>& work);
 
+  // Stops the workers early from outside (their caller gave up); Run then returns their
+  // cancellation errors.
+  void Cancel() { cancel_.store(true); }
   const std::atomic<bool>* cancel_flag() const { return &cancel_; }
   bool cancelled() const { return cancel_.load(); }
 

@@ -112,7 +112,7 @@ Result<StreamInfo> StreamingPack::RunStream(int index) {
   CEDANA_RETURN_IF_ERROR(tar.Finish());
   CEDANA_RETURN_IF_ERROR(raw.Close());
   return StreamInfo{fmt::format("stream-{}", index), raw.bytes(), stored->bytes(),
-                    stored->FinalHex()};
+                    stored->FinalHex(), {}};  // CRIU's order: no head
 }
 
 Result<int> StreamingPack::OpenFile(const std::string& name) {

@@ -1,5 +1,6 @@
 #include "image/stream_taps.h"
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -53,6 +54,47 @@ Status HashingSource::Drain() {
     CEDANA_ASSIGN_OR_RETURN(size_t n, Read(buf.data(), buf.size()));
     if (n == 0) return OkStatus();
   }
+}
+
+Status HeadHashingSink::Write(const void* data, size_t size) {
+  if (!sealed_) {
+    sha_.Update(data, size);
+    bytes_ += size;
+  }
+  return out_->Write(data, size);
+}
+
+StreamHead HeadHashingSink::Seal() {
+  sealed_ = true;
+  return StreamHead{bytes_, sha_.FinalHex()};
+}
+
+Result<size_t> HeadVerifyingSource::Read(void* data, size_t size) {
+  if (done_) {
+    // The reader is back for what follows the head: it has used (written) all of the head.
+    if (notify_pending_) {
+      notify_pending_ = false;
+      if (verified_) verified_();
+    }
+    return in_->Read(data, size);
+  }
+  // Never read past the head's end: its digest is compared before anything after it is used.
+  size_t want = static_cast<size_t>(std::min<uint64_t>(size, want_.raw_bytes - bytes_));
+  size_t n = 0;
+  if (want > 0) {
+    CEDANA_ASSIGN_OR_RETURN(n, in_->Read(data, want));
+    if (n == 0) return AbortedError("stream ends inside its head (truncated)");
+    sha_.Update(data, n);
+    bytes_ += n;
+  }
+  if (bytes_ == want_.raw_bytes) {
+    done_ = true;
+    if (sha_.FinalHex() != want_.sha256)
+      return AbortedError("checksum mismatch in the stream's head (stored data altered)");
+    notify_pending_ = true;
+    if (n == 0) return Read(data, size);  // an empty head
+  }
+  return n;
 }
 
 Status CountingSink::Write(const void* data, size_t size) {

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -60,6 +61,43 @@ class HashingSource : public storage::ByteSource {
   std::unique_ptr<storage::ByteSource> in_;
   Sha256 sha_;
   uint64_t bytes_ = 0;
+};
+
+// Hashes what goes through to `out` until Seal() (the StreamHead), then only passes it on.
+class HeadHashingSink : public storage::ByteSink {
+ public:
+  explicit HeadHashingSink(std::unique_ptr<storage::ByteSink> out) : out_(std::move(out)) {}
+  Status Write(const void* data, size_t size) override;
+  Status Close() override { return out_->Close(); }
+  // The head is what was written so far. Call once.
+  StreamHead Seal();
+
+ private:
+  std::unique_ptr<storage::ByteSink> out_;
+  Sha256 sha_;
+  uint64_t bytes_ = 0;
+  bool sealed_ = false;
+};
+
+// Checks the head of what is read from `in` against `want`: reads stop exactly at the head's
+// end, its digest is compared there, and a mismatch (or a stream that ends inside the head)
+// fails the read with kAborted. `verified` runs once, on the reading thread, when the head
+// matched and the reader asks for what follows it (so it has used all of the head).
+class HeadVerifyingSource : public storage::ByteSource {
+ public:
+  HeadVerifyingSource(std::unique_ptr<storage::ByteSource> in, StreamHead want,
+                      std::function<void()> verified)
+      : in_(std::move(in)), want_(std::move(want)), verified_(std::move(verified)) {}
+  Result<size_t> Read(void* data, size_t size) override;
+
+ private:
+  std::unique_ptr<storage::ByteSource> in_;
+  StreamHead want_;
+  std::function<void()> verified_;
+  Sha256 sha_;
+  uint64_t bytes_ = 0;
+  bool done_ = false;
+  bool notify_pending_ = false;
 };
 
 // Counts raw bytes into a ProgressReporter, and fails (kAborted) once `cancel` is set, so the

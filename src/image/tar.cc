@@ -217,7 +217,8 @@ Status TarWriter::Finish() {
   return out_->Write(kZeros, sizeof kZeros);
 }
 
-TarReader::TarReader(storage::ByteSource* in) : in_(in), buf_(kIoBufferSize) {}
+TarReader::TarReader(storage::ByteSource* in, ExtractObserver* observer)
+    : in_(in), observer_(observer), buf_(kIoBufferSize) {}
 
 Status TarReader::ReadFull(void* data, size_t size) {
   char* p = static_cast<char*>(data);
@@ -277,6 +278,7 @@ Status TarReader::ExtractFile(const std::string& dir, const std::string& name, u
   UniqueFd fd(::open(path.c_str(), flags, mode & 0777));
   if (!fd.valid()) return ErrnoStatus(errno, "creating " + path);
   uint64_t at = offset.value_or(0);
+  if (observer_) observer_->EntryStarted(name, at);
   uint64_t padded = TarEntrySize(size) - kTarBlockSize;
   uint64_t left = padded;
   uint64_t data_left = size;
@@ -290,6 +292,7 @@ Status TarReader::ExtractFile(const std::string& dir, const std::string& name, u
         if (errno == EINTR) continue;
         return ErrnoStatus(errno, "writing " + path);
       }
+      if (observer_) observer_->Wrote(name, at, static_cast<uint64_t>(n));
       off += static_cast<size_t>(n);
       at += static_cast<uint64_t>(n);
     }

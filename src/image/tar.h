@@ -62,10 +62,21 @@ class TarWriter {
   std::vector<char> buf_;
 };
 
+// Follows an extraction as it happens (a streamed restore serves files while they are written).
+// Called on the extracting thread.
+class ExtractObserver {
+ public:
+  virtual ~ExtractObserver() = default;
+  // Before the bytes of an entry: `file` (a part's file) from `offset`.
+  virtual void EntryStarted(const std::string& file, uint64_t offset) = 0;
+  // After `size` bytes of `file` at `offset` were written.
+  virtual void Wrote(const std::string& file, uint64_t offset, uint64_t size) = 0;
+};
+
 class TarReader {
  public:
-  // `in` is borrowed and must outlive the reader.
-  explicit TarReader(storage::ByteSource* in);
+  // `in` is borrowed and must outlive the reader; so must `observer`, when given.
+  explicit TarReader(storage::ByteSource* in, ExtractObserver* observer = nullptr);
 
   // Extracts every entry into `dir` (which must exist) until the end-of-archive marker.
   // Files are created exclusively (O_EXCL): an existing name is kAlreadyExists; a part entry
@@ -82,6 +93,7 @@ class TarReader {
                      std::optional<uint64_t> offset);
 
   storage::ByteSource* in_;
+  ExtractObserver* observer_;
   std::vector<char> buf_;
 };
 

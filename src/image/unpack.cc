@@ -8,6 +8,7 @@
 #include "image/stream_group.h"
 #include "image/stream_taps.h"
 #include "image/tar.h"
+#include "image/unpack_stream.h"
 
 namespace cedana::image {
 namespace {
@@ -32,17 +33,23 @@ Status DrainToEnd(storage::ByteSource* in) {
   }
 }
 
-// One stream's pipeline: store -> stored-bytes hash -> decompressor -> raw counter -> tar.
+}  // namespace
+
+// One stream's pipeline: store -> stored-bytes hash -> decompressor -> [head check] -> raw
+// counter -> tar.
 Status UnpackStream(int index, storage::CheckpointStore& store, const storage::CheckpointRef& ref,
                     const Manifest& manifest, const std::string& images_dir,
-                    ProgressReporter* progress, const StreamGroup& group) {
+                    ProgressReporter* progress, const StreamGroup& group,
+                    const StreamFollower& follower) {
   const StreamInfo& want = manifest.streams[index];
   CEDANA_ASSIGN_OR_RETURN(auto store_source, store.OpenStream(ref, index));
   auto hashing = std::make_unique<HashingSource>(std::move(store_source));
   HashingSource* stored = hashing.get();
-  CountingSource raw(DecompressingSource(manifest.codec, std::move(hashing)), progress,
-                     group.cancel_flag());
-  TarReader tar(&raw);
+  std::unique_ptr<storage::ByteSource> decoded = DecompressingSource(manifest.codec, std::move(hashing));
+  if (follower.head_verified)
+    decoded = std::make_unique<HeadVerifyingSource>(std::move(decoded), want.head, follower.head_verified);
+  CountingSource raw(std::move(decoded), progress, group.cancel_flag());
+  TarReader tar(&raw, follower.observer);
   Status s = tar.ExtractAll(images_dir).error();
   if (s.ok()) s = DrainToEnd(&raw);
   if (!s.ok()) {
@@ -57,8 +64,6 @@ Status UnpackStream(int index, storage::CheckpointStore& store, const storage::C
   if (!Matches(stored, want)) return ChecksumMismatch();
   return OkStatus();
 }
-
-}  // namespace
 
 Status UnpackToImagesDir(storage::CheckpointStore& store, const storage::CheckpointRef& ref,
                          const Manifest& manifest, const std::string& images_dir,
@@ -83,7 +88,7 @@ Status UnpackToImagesDir(storage::CheckpointStore& store, const storage::Checkpo
   std::string path = ref.Path();
   StreamGroup group([&path](int i) { return fmt::format("stream-{} of {}", i, path); });
   CEDANA_RETURN_IF_ERROR(group.Run(n, [&](int i) {
-    return UnpackStream(i, store, ref, manifest, images_dir, &progress, group);
+    return UnpackStream(i, store, ref, manifest, images_dir, &progress, group, {});
   }));
   progress.Finish();
   return OkStatus();

@@ -38,6 +38,8 @@ peak=$(grep -o 'peak buffer [0-9]*' <<<"$line" | grep -o '[0-9]*$')
 check "big: peak buffer ${peak:-?} MiB within the 64 MiB limit" test -n "$peak" -a "${peak:-999}" -le 64
 check "big: no pages image written to the work dir" bash -c "[ -z \"\$(ls '$T/work')\" ]"
 restore_and_check big "$ck"
+check "big: a streaming dump's checkpoint (CRIU's order, no heads) restores after a full unpack" \
+  grep -q "restored as workload .*(pid [0-9]*, unpack" "$T/daemon.log"
 
 # The store fails mid-stream: a checkpoint dir with room for a part of the images.
 mkdir -p "$T/small"
@@ -69,5 +71,6 @@ ck=$(dump_id "$w" --compression zstd --streams 2)
 check "off: dump" test -n "$ck"
 check "off: the dump did not stream" bash -c "! grep -q streamed <<<\"$(last_dump_line)\""
 restore_and_check off "$ck"
+check "off: its checkpoint restores streamed" grep -q "restored as workload .*(pid [0-9]*, streamed" "$T/daemon.log"
 full_store_case off-full
 finish

@@ -1,0 +1,71 @@
+// ImageServe: the streamer side of CRIU's image-streamer protocol for a restore (criu restore
+// --stream; CRIU's criu/img-streamer.c). CRIU connects to <images_dir>/streamer-serve.sock and,
+// for each image file it reads, sends its name; we answer whether it exists, and if so CRIU
+// sends one byte carrying a pipe's write end (SCM_RIGHTS), into which the file's bytes go, then
+// the pipe is closed. Requests come one at a time (CRIU serializes them), but CRIU reads the
+// pipes at its own pace, so every file is sent on its own thread. A send that fails is logged
+// only: whether CRIU restored is CRIU's answer.
+//
+// One ImageServe per restore. Thread-safe: the serving threads are internal.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+
+namespace cedana::engine {
+
+// Where the served image files come from. Called from ImageServe's threads.
+class ImageSource {
+ public:
+  virtual ~ImageSource() = default;
+  // Whether the image exists (may wait until that is known).
+  virtual Result<bool> Has(const std::string& name) = 0;
+  // Writes the whole image into `pipe_fd` (ImageServe closes it afterwards).
+  virtual Status Send(const std::string& name, int pipe_fd) = 0;
+};
+
+inline constexpr const char* kStreamerServeSocket = "streamer-serve.sock";
+
+class ImageServe {
+ public:
+  // Listens on <images_dir>/streamer-serve.sock and serves in a thread. With `owner` the socket
+  // is given to that user (a CRIU running as them). `source` must outlive the ImageServe.
+  static Result<std::unique_ptr<ImageServe>> Listen(
+      const std::string& images_dir, std::optional<std::pair<uid_t, gid_t>> owner,
+      ImageSource* source);
+  ~ImageServe();  // Stop()
+  ImageServe(const ImageServe&) = delete;
+  ImageServe& operator=(const ImageServe&) = delete;
+
+  // Ends the connection and waits for every send (each ends when its file is complete or CRIU
+  // closed its pipe: call it once CRIU exited and the source will not stall).
+  void Stop();
+  // Files served so far.
+  int files() const;
+
+ private:
+  ImageServe(std::string socket_path, UniqueFd listen_fd, UniqueFd wake_read,
+             UniqueFd wake_write, ImageSource* source);
+  Status ServeLoop();
+
+  const std::string socket_path_;
+  UniqueFd listen_fd_;
+  UniqueFd wake_read_, wake_write_;  // Stop() writes a byte to end the loop
+  ImageSource* source_;
+  std::thread thread_;
+  mutable std::mutex mu_;
+  std::vector<std::thread> senders_;  // guarded by mu_
+  int files_ = 0;                      // guarded by mu_
+};
+
+}  // namespace cedana::engine

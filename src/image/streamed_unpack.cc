@@ -1,0 +1,213 @@
+#include "image/streamed_unpack.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "common/unique_fd.h"
+#include "image/unpack_stream.h"
+
+namespace cedana::image {
+namespace {
+
+constexpr int kPipeBytes = 1 << 20;  // fewer wake-ups of CRIU than the default 64 KiB
+
+// CRIU's image names are plain file names.
+bool IsPlainName(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+         name.find('\0') == std::string::npos;
+}
+
+}  // namespace
+
+// Follows one stream's extraction into the positions and pages maps.
+class StreamedUnpack::Follower : public ExtractObserver {
+ public:
+  Follower(StreamedUnpack* owner, int index) : owner_(owner), index_(index) {}
+
+  void EntryStarted(const std::string& file, uint64_t offset) override {
+    if (!IsPagesImage(file)) return;
+    entry_offset_ = offset;
+    std::lock_guard<std::mutex> lock(owner_->mu_);
+    Position& p = owner_->positions_[index_];
+    p.in_pages = true;
+    p.file = file;
+    owner_->pages_[file].emplace(offset, 0);
+    owner_->changed_.notify_all();
+  }
+  void Wrote(const std::string& file, uint64_t, uint64_t size) override {
+    if (!IsPagesImage(file)) return;
+    std::lock_guard<std::mutex> lock(owner_->mu_);
+    owner_->pages_[file][entry_offset_] += size;
+    owner_->changed_.notify_all();
+  }
+
+ private:
+  StreamedUnpack* owner_;
+  int index_;
+  uint64_t entry_offset_ = 0;
+};
+
+StreamedUnpack::StreamedUnpack(const Manifest& manifest, std::string images_dir,
+                               ProgressFn progress)
+    : manifest_(manifest),
+      images_dir_(std::move(images_dir)),
+      progress_fn_(std::move(progress)),
+      group_([this](int i) { return fmt::format("stream-{} of {}", i, manifest_.id); }),
+      heads_left_(static_cast<int>(manifest.streams.size())),
+      positions_(manifest.streams.size()) {
+  uint64_t total = 0;
+  for (const StreamInfo& s : manifest_.streams) total += s.raw_bytes;
+  progress_ = std::make_unique<ProgressReporter>(progress_fn_, total);
+}
+
+Result<std::unique_ptr<StreamedUnpack>> StreamedUnpack::Start(storage::CheckpointStore& store,
+                                                              const storage::CheckpointRef& ref,
+                                                              const Manifest& manifest,
+                                                              const std::string& images_dir,
+                                                              ProgressFn progress) {
+  if (manifest.streams.empty()) return InvalidArgumentError("checkpoint has no streams");
+  for (const StreamInfo& s : manifest.streams)
+    if (s.head.sha256.empty())
+      return FailedPreconditionError(fmt::format(
+          "checkpoint {} was written without stream heads; it restores after a full unpack",
+          manifest.id));
+  std::unique_ptr<StreamedUnpack> u(new StreamedUnpack(manifest, images_dir, std::move(progress)));
+  for (size_t i = 0; i < manifest.streams.size(); ++i)
+    u->followers_.push_back(std::make_unique<Follower>(u.get(), static_cast<int>(i)));
+  StreamedUnpack* self = u.get();
+  u->runner_ = std::thread([self, &store, ref] {
+    int n = static_cast<int>(self->manifest_.streams.size());
+    Status s = self->group_.Run(n, [&](int i) {
+      StreamFollower follower{self->followers_[i].get(), [self] {
+                                std::lock_guard<std::mutex> lock(self->mu_);
+                                --self->heads_left_;
+                                self->changed_.notify_all();
+                              }};
+      Status r = UnpackStream(i, store, ref, self->manifest_, self->images_dir_,
+                              self->progress_.get(), self->group_, follower);
+      std::lock_guard<std::mutex> lock(self->mu_);
+      self->positions_[i].finished = true;
+      self->changed_.notify_all();
+      return r;
+    });
+    if (s.ok()) self->progress_->Finish();
+    std::lock_guard<std::mutex> lock(self->mu_);
+    self->done_ = true;
+    if (self->status_.ok()) self->status_ = s;
+    self->changed_.notify_all();
+  });
+  return u;
+}
+
+StreamedUnpack::~StreamedUnpack() {
+  Cancel();
+  if (runner_.joinable()) runner_.join();
+}
+
+Status StreamedUnpack::WaitForHeads() {
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [&] { return heads_left_ == 0 || done_ || cancelled_; });
+  if (heads_left_ == 0) return OkStatus();
+  if (cancelled_) return AbortedError("unpack cancelled");
+  return status_.ok() ? InternalError("streams ended without their heads") : status_;
+}
+
+Status StreamedUnpack::Finish() {
+  if (runner_.joinable()) runner_.join();
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+void StreamedUnpack::Cancel() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (done_) return;
+    cancelled_ = true;
+    changed_.notify_all();
+  }
+  group_.Cancel();
+}
+
+bool StreamedUnpack::Stopped() const { return cancelled_ || (done_ && !status_.ok()); }
+
+uint64_t StreamedUnpack::ContiguousBytes(const std::string& file) const {
+  auto it = pages_.find(file);
+  if (it == pages_.end()) return 0;
+  // Parts start where the previous one ends, so the prefix ends at the first part that is
+  // missing or still being written (nothing starts at its current end).
+  uint64_t end = 0;
+  for (auto part = it->second.find(0); part != it->second.end() && part->second > 0;
+       part = it->second.find(end))
+    end += part->second;
+  return end;
+}
+
+bool StreamedUnpack::Complete(const std::string& file) const {
+  // Each stream's pages come in order of file name: one that is past `file` brings no more.
+  for (const Position& p : positions_)
+    if (!p.finished && !(p.in_pages && p.file > file)) return false;
+  return true;
+}
+
+Result<bool> StreamedUnpack::Has(const std::string& name) {
+  if (!IsPlainName(name)) return InvalidArgumentError("image name \"" + name + "\" is not a file name");
+  if (!IsPagesImage(name)) {
+    struct stat st {};
+    return ::lstat((images_dir_ + "/" + name).c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  }
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [&] { return pages_.count(name) > 0 || Complete(name) || Stopped(); });
+  if (pages_.count(name) > 0) return true;
+  if (Stopped()) return AbortedError("unpack stopped");
+  return false;
+}
+
+Status StreamedUnpack::Send(const std::string& name, int pipe_fd) {
+  if (!IsPlainName(name)) return InvalidArgumentError("image name \"" + name + "\" is not a file name");
+  std::string path = images_dir_ + "/" + name;
+  UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!file.valid()) return ErrnoStatus(errno, "opening " + path);
+  int flags = ::fcntl(pipe_fd, F_GETFL);
+  if (flags < 0 || ::fcntl(pipe_fd, F_SETFL, flags | O_NONBLOCK) != 0)
+    return ErrnoStatus(errno, "setting up the pipe for " + name);
+  (void)::fcntl(pipe_fd, F_SETPIPE_SZ, kPipeBytes);
+  const bool pages = IsPagesImage(name);
+  off_t sent = 0;
+  for (;;) {
+    uint64_t ready = 0;
+    bool complete = true;
+    if (pages) {
+      std::unique_lock<std::mutex> lock(mu_);
+      changed_.wait(lock, [&] {
+        return ContiguousBytes(name) > static_cast<uint64_t>(sent) || Complete(name) || Stopped();
+      });
+      if (Stopped()) return AbortedError("unpack stopped while sending " + name);
+      complete = Complete(name);
+      ready = ContiguousBytes(name);
+    } else {
+      struct stat st {};
+      if (::fstat(file.get(), &st) != 0) return ErrnoStatus(errno, "stat " + path);
+      ready = static_cast<uint64_t>(st.st_size);
+    }
+    while (static_cast<uint64_t>(sent) < ready) {
+      ssize_t n = ::sendfile(pipe_fd, file.get(), &sent, ready - static_cast<uint64_t>(sent));
+      if (n > 0) continue;
+      if (n == 0) return AbortedError(path + " shrank while it was sent");
+      if (errno == EINTR) continue;
+      if (errno == EPIPE) return AbortedError("criu closed " + name + " before its end");
+      if (errno != EAGAIN) return ErrnoStatus(errno, "sending " + name + " to criu");
+      pollfd p{pipe_fd, POLLOUT, 0};
+      ::poll(&p, 1, 200);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (Stopped()) return AbortedError("unpack stopped while sending " + name);
+    }
+    if (complete) return OkStatus();
+  }
+}
+
+}  // namespace cedana::image

@@ -1,0 +1,93 @@
+// StreamedUnpack: a checkpoint's streams -> CRIU's images dir while CRIU already restores from
+// it (criu restore --stream). Each stream holds every image but the memory pages first (its
+// head, hashed on its own in the manifest), then the pages. The streams are unpacked in
+// parallel as in UnpackToImagesDir; WaitForHeads() returns once every head is written and
+// verified, so CRIU starts with all the images that decide what it recreates (credentials,
+// mappings, files) checked. Send() then hands a file to CRIU through its pipe as its bytes land
+// in the images dir, pages included, while later parts are still being read. Finish() returns
+// once every stream was read to its end and its checksum compared: only then may the restored
+// tree, which CRIU leaves stopped, run.
+//
+// The stream threads never wait for CRIU (the images dir takes whatever CRIU has not read yet),
+// so no order in which CRIU asks for files can stall them. Thread-safe: Send/Has run on the
+// image server's threads, the rest on the caller's.
+#pragma once
+
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/result.h"
+#include "image/manifest.h"
+#include "image/pack.h"
+#include "image/stream_group.h"
+#include "image/stream_taps.h"
+#include "storage/checkpoint_store.h"
+
+namespace cedana::image {
+
+class StreamedUnpack {
+ public:
+  // kFailedPrecondition when the checkpoint's streams have no heads (made before them, or by a
+  // streaming dump): restore it with UnpackToImagesDir. `images_dir` must exist and be empty.
+  static Result<std::unique_ptr<StreamedUnpack>> Start(storage::CheckpointStore& store,
+                                                       const storage::CheckpointRef& ref,
+                                                       const Manifest& manifest,
+                                                       const std::string& images_dir,
+                                                       ProgressFn progress = {});
+  ~StreamedUnpack();  // Cancel(), then joins
+  StreamedUnpack(const StreamedUnpack&) = delete;
+  StreamedUnpack& operator=(const StreamedUnpack&) = delete;
+
+  // Every head written and verified, or the first error.
+  Status WaitForHeads();
+  // Every stream read and verified, or the first error (a checksum mismatch says so).
+  Status Finish();
+  // Stops the streams and every Send().
+  void Cancel();
+
+  // Whether CRIU's image `name` exists (for pages, waits until a stream brings it or all have
+  // gone past it). Call after WaitForHeads().
+  Result<bool> Has(const std::string& name);
+  // Writes the image `name` into `pipe_fd` (made non-blocking) as its bytes arrive, up to its
+  // end; kAborted when CRIU closed the pipe early or the unpack failed or was cancelled.
+  Status Send(const std::string& name, int pipe_fd);
+
+ private:
+  class Follower;
+  StreamedUnpack(const Manifest& manifest, std::string images_dir, ProgressFn progress);
+  // How far `file` is written without a gap (under mu_).
+  uint64_t ContiguousBytes(const std::string& file) const;
+  // No stream will write more of the pages file `file` (under mu_).
+  bool Complete(const std::string& file) const;
+  bool Stopped() const;  // an error or Cancel() (under mu_)
+
+  const Manifest manifest_;
+  const std::string images_dir_;
+  const ProgressFn progress_fn_;
+  std::unique_ptr<ProgressReporter> progress_;
+  StreamGroup group_;
+  std::vector<std::unique_ptr<Follower>> followers_;
+  std::thread runner_;
+
+  mutable std::mutex mu_;
+  std::condition_variable changed_;
+  int heads_left_;                 // guarded by mu_
+  bool done_ = false;              // the streams' threads returned (guarded by mu_)
+  bool cancelled_ = false;         // guarded by mu_
+  Status status_;                  // guarded by mu_
+  struct Position {
+    bool in_pages = false;  // past its head
+    bool finished = false;  // read to its end (or failed)
+    std::string file;       // the pages file it is in
+  };
+  std::vector<Position> positions_;  // per stream; guarded by mu_
+  // pages file -> (part offset -> bytes written there); guarded by mu_
+  std::map<std::string, std::map<uint64_t, uint64_t>> pages_;
+};
+
+}  // namespace cedana::image

@@ -1,0 +1,177 @@
+#include "image/streamed_unpack.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <map>
+#include <thread>
+
+#include "common/fs.h"
+#include "common/unique_fd.h"
+#include "image/bytes_for_test.h"
+#include "image/pack.h"
+#include "storage/local_store.h"
+#include "storage/temp_dir_for_test.h"
+
+namespace cedana::image {
+namespace {
+
+using storage::CheckpointRef;
+using storage::LocalStore;
+using storage::testing::TempDir;
+using testing::CompressibleBytes;
+using testing::RandomBytes;
+
+using Files = std::map<std::string, std::string>;
+
+const Files& ImageFiles() {
+  static const Files* files = new Files{
+      {"core-1.img", "core of pid 1"},
+      {"inventory.img", "inventory"},
+      {"pagemap-1.img", CompressibleBytes(1 << 20)},
+      {"pages-1.img", RandomBytes(18 << 20, 2)},
+      {"pages-2.img", CompressibleBytes(5 << 20)},
+  };
+  return *files;
+}
+
+// What CRIU would read from the pipe that Send() fills.
+Result<std::string> SendThroughPipe(StreamedUnpack& unpack, const std::string& name) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return ErrnoStatus(errno, "pipe");
+  UniqueFd r(fds[0]), w(fds[1]);
+  std::string got;
+  std::thread reader([&] {
+    char buf[65536];
+    for (ssize_t n; (n = ::read(r.get(), buf, sizeof buf)) > 0;) got.append(buf, n);
+  });
+  Status s = unpack.Send(name, w.get());
+  w.Reset();
+  reader.join();
+  if (!s.ok()) return s;
+  return got;
+}
+
+class StreamedUnpackTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(fs::MakeDirs(images_).ok());
+    for (const auto& [name, data] : ImageFiles())
+      ASSERT_TRUE(fs::WriteFileAtomic(images_ + "/" + name, data, 0600).ok());
+    ASSERT_TRUE(fs::MakeDirs(restored_, 0700).ok());
+  }
+
+  Manifest Pack(Codec codec, int streams) {
+    PackOptions options;
+    options.codec = codec;
+    options.streams = streams;
+    options.part_bytes = 4 << 20;
+    auto infos = PackImagesDir(images_, store_, ref_, options);
+    EXPECT_TRUE(infos.has_value()) << infos.error().ToString();
+    Manifest m;
+    m.id = ref_.id;
+    m.label = ref_.label;
+    m.owner = ref_.owner;
+    m.codec = codec;
+    if (infos.has_value()) m.streams = *infos;
+    return m;
+  }
+
+  void FlipByte(int stream, uint64_t offset) {
+    std::string path = store_.CheckpointDir(ref_) + "/stream-" + std::to_string(stream);
+    std::string data = fs::ReadFile(path).value();
+    data[offset] ^= 0x20;
+    ASSERT_TRUE(fs::WriteFileAtomic(path, data).ok());
+  }
+
+  TempDir tmp_;
+  std::string images_ = tmp_.Sub("images");
+  std::string restored_ = tmp_.Sub("restored");
+  LocalStore store_{tmp_.Sub("store")};
+  CheckpointRef ref_{"alice", "train", "c-1"};
+};
+
+class StreamedRoundTripTest : public StreamedUnpackTest,
+                              public ::testing::WithParamInterface<std::tuple<Codec, int>> {};
+
+TEST_P(StreamedRoundTripTest, HeadsFirstThenPagesAsTheyArrive) {
+  auto [codec, streams] = GetParam();
+  Manifest m = Pack(codec, streams);
+  for (const StreamInfo& s : m.streams) {
+    EXPECT_EQ(s.head.sha256.size(), 64u);
+    EXPECT_LE(s.head.raw_bytes, s.raw_bytes);
+  }
+  auto unpack = StreamedUnpack::Start(store_, ref_, m, restored_);
+  ASSERT_TRUE(unpack.has_value()) << unpack.error().ToString();
+  StreamedUnpack& u = **unpack;
+  ASSERT_TRUE(u.WaitForHeads().ok());
+  // Every image but the pages is complete once the heads are.
+  for (const auto& [name, data] : ImageFiles()) {
+    if (IsPagesImage(name)) continue;
+    EXPECT_TRUE(fs::ReadFile(restored_ + "/" + name).value() == data) << name;
+    EXPECT_EQ(u.Has(name).value(), true);
+  }
+  EXPECT_EQ(u.Has("pages-1.img").value(), true);
+  EXPECT_EQ(u.Has("pages-9.img").value(), false);
+  EXPECT_EQ(u.Has("fdinfo-9.img").value(), false);
+  EXPECT_EQ(u.Has("../store").error().code(), Code::kInvalidArgument);
+  for (const char* name : {"pages-2.img", "pages-1.img", "core-1.img"}) {
+    auto got = SendThroughPipe(u, name);
+    ASSERT_TRUE(got.has_value()) << got.error().ToString();
+    EXPECT_TRUE(*got == ImageFiles().at(name)) << name << ": " << got->size() << " bytes";
+  }
+  EXPECT_TRUE(u.Finish().ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(CodecsAndStreams, StreamedRoundTripTest,
+                         ::testing::Combine(::testing::Values(Codec::kNone, Codec::kZstd),
+                                            ::testing::Values(1, 3)),
+                         [](const auto& info) {
+                           return std::string(CodecName(std::get<0>(info.param))) + "_" +
+                                  std::to_string(std::get<1>(info.param)) + "streams";
+                         });
+
+TEST_F(StreamedUnpackTest, ChangedHeadStopsBeforeCriuReadsAnything) {
+  Manifest m = Pack(Codec::kNone, 1);
+  FlipByte(0, 700);  // in the head's first file
+  auto unpack = StreamedUnpack::Start(store_, ref_, m, restored_);
+  ASSERT_TRUE(unpack.has_value());
+  Status heads = (*unpack)->WaitForHeads();
+  EXPECT_EQ(heads.code(), Code::kAborted) << heads.ToString();
+  EXPECT_NE(heads.message().find("checksum mismatch"), std::string::npos) << heads.message();
+  EXPECT_EQ((*unpack)->Finish().code(), Code::kAborted);
+}
+
+TEST_F(StreamedUnpackTest, ChangedPagesFailTheFinishAndTheirSend) {
+  Manifest m = Pack(Codec::kNone, 1);
+  FlipByte(0, m.streams[0].stored_bytes - 4096);  // in the last pages
+  auto unpack = StreamedUnpack::Start(store_, ref_, m, restored_);
+  ASSERT_TRUE(unpack.has_value());
+  ASSERT_TRUE((*unpack)->WaitForHeads().ok());
+  Status done = (*unpack)->Finish();
+  EXPECT_EQ(done.code(), Code::kAborted);
+  EXPECT_NE(done.message().find("checksum mismatch"), std::string::npos) << done.message();
+  EXPECT_FALSE(SendThroughPipe(**unpack, "pages-2.img").has_value());
+}
+
+TEST_F(StreamedUnpackTest, CheckpointsWithoutHeadsNeedAFullUnpack) {
+  Manifest m = Pack(Codec::kLz4, 2);
+  m.streams[1].head = {};
+  auto unpack = StreamedUnpack::Start(store_, ref_, m, restored_);
+  ASSERT_FALSE(unpack.has_value());
+  EXPECT_EQ(unpack.error().code(), Code::kFailedPrecondition);
+}
+
+TEST_F(StreamedUnpackTest, HeadsSurviveTheManifestAndOlderManifestsKeepTheirText) {
+  Manifest m = Pack(Codec::kLz4, 2);
+  auto parsed = ParseManifest(ManifestToJson(m));
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
+  EXPECT_EQ(parsed->streams[1].head.raw_bytes, m.streams[1].head.raw_bytes);
+  EXPECT_EQ(parsed->streams[1].head.sha256, m.streams[1].head.sha256);
+  for (StreamInfo& s : m.streams) s.head = {};
+  EXPECT_EQ(ManifestToJson(m).find("\"head\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cedana::image
