@@ -307,8 +307,8 @@ def report(results, path_md, path_png):
              f"Measured {results['when']} on this machine ({results['machine']}), one run of "
              "`sudo bench/run_bench.py`; medians of "
              f"{results['runs']} runs with min-max. Ratios compare figures of the same run.", ""]
-    later = [f"{w['name']} ({w['when']})" for w in results["workloads"]
-             if w.get("when", results["when"]) != results["when"]]
+    later = [f"{w['name']} ({w['when']}, medians of {w.get('runs', results['runs'])} runs)"
+             for w in results["workloads"] if w.get("when", results["when"]) != results["when"]]
     if later:
         lines += ["Measured again later with `--only` (the binaries of that time; ratios still compare "
                   "figures of one run): " + ", ".join(later) + ". The limits come from the first run.", ""]
@@ -359,7 +359,10 @@ def report(results, path_md, path_png):
               "- *frozen*: how long the workload is stopped (ours: how long CRIU ran in a leave-running dump; "
               "a streaming dump's CRIU also waits for compression and storage when the memory limit is reached).",
               "- *restore*: from the request until the processes run again (ours: verify, decompress, "
-              "`criu restore`; baseline: decompress + untar, then `criu restore`), caches dropped first.",
+              "`criu restore`; baseline: decompress + untar, then `criu restore`), caches dropped first. "
+              "Workloads measured from 2026-12-01 on restore streamed where they can (checkpoints of the "
+              "default dump, at most as many processes as cores): CRIU starts once the streams' heads are "
+              "verified and reads the pages while they are unpacked (docs/architecture.md).",
               "- GB/s is resident memory checkpointed per second.", ""]
     with open(path_md, "w") as f:
         f.write("\n".join(lines))
@@ -454,7 +457,7 @@ def main():
                 base.append(baseline_once(w, work, ckdir))
                 shutil.rmtree(work)
                 reap_all()
-            entry = {"name": w.name, "when": results["when"], "mib": w.mib, "kind": w.kind, "children": w.children,
+            entry = {"name": w.name, "when": results["when"], "runs": args.runs, "mib": w.mib, "kind": w.kind, "children": w.children,
                      "baseline": {k: stats([r[k] for r in base]) for k in base[0]}, "ours": {}}
             # Every codec with 1, 2 and 4 streams on the 1 GiB typical workload; 1 and 4 on the
             # others (the run stays under half an hour); 4 on the 4 GiB ones (--big: each of
@@ -497,7 +500,7 @@ def main():
         fresh = {w["name"]: w for w in results["workloads"]}
         results["workloads"] = [fresh.pop(w["name"], w) for w in previous["workloads"]] + list(fresh.values())
         results["limits"] = previous["limits"]
-        results["when"] = previous["when"]
+        results["when"], results["runs"] = previous["when"], previous["runs"]
         with open(os.path.join(ROOT, "bench/results.json"), "w") as f:
             json.dump(results, f, indent=1)
         os.remove(os.path.join(ROOT, "bench/results.json") + ".previous")

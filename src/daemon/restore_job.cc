@@ -241,6 +241,7 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
     // A plain restore tries again: it verifies every stream before CRIU starts, so damaged
     // data fails there, and anything the streamed restore alone cannot do works.
     *streaming_failed = streamed != nullptr;
+    if (streamed) streamed->Cancel();  // ends the sends still waiting for pages
     return started.error();
   }
   if (streamed) {
