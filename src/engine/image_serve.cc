@@ -80,7 +80,6 @@ Status ImageServe::ServeLoop() {
     fds.pop_front();
     log::Debug("engine: serving {} to criu", name);
     std::lock_guard lock(mu_);
-    ++files_;
     senders_.emplace_back([this, name, pipe] {
       Status sent = source_->Send(name, pipe->get());
       if (!sent.ok()) log::Debug("engine: serving {}: {}", name, sent.ToString());
@@ -101,11 +100,6 @@ void ImageServe::Stop() {
     senders.swap(senders_);
   }
   for (std::thread& t : senders) t.join();
-}
-
-int ImageServe::files() const {
-  std::lock_guard lock(mu_);
-  return files_;
 }
 
 }  // namespace cedana::engine

@@ -50,8 +50,6 @@ class ImageServe {
   // Ends the connection and waits for every send (each ends when its file is complete or CRIU
   // closed its pipe: call it once CRIU exited and the source will not stall).
   void Stop();
-  // Files served so far.
-  int files() const;
 
  private:
   ImageServe(std::string socket_path, UniqueFd listen_fd, UniqueFd wake_read,
@@ -63,9 +61,8 @@ class ImageServe {
   UniqueFd wake_read_, wake_write_;  // Stop() writes a byte to end the loop
   ImageSource* source_;
   std::thread thread_;
-  mutable std::mutex mu_;
+  std::mutex mu_;
   std::vector<std::thread> senders_;  // guarded by mu_
-  int files_ = 0;                      // guarded by mu_
 };
 
 }  // namespace cedana::engine
