@@ -309,11 +309,7 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
     // The whole tree: a --pid target is no namespace init whose death would take the rest.
     engine::SignalTree(target.pid, SIGKILL);
     // Return only once it is gone: callers (the SLURM proxy) end the job next.
-    auto alive = [&] {
-      char state = engine::ProcessState(target.pid);
-      return state != 0 && state != 'Z';
-    };
-    for (int i = 0; i < 100 && alive(); ++i) ::usleep(20000);
+    (void)engine::WaitUntilGone(target.pid, std::chrono::seconds(2));
   }
   as_owner.emplace(store_uid, store_gid);
   if (Status s = image::ApplyRetention(*store, m.owner, m.label, cfg.checkpoint_keep); !s.ok())

@@ -104,6 +104,33 @@ bool CriuUsesEveryCore(const std::string& images_dir) {
   return processes > std::max(1u, std::thread::hardware_concurrency());
 }
 
+// Unpacks `m` into images_dir. With `streaming` and a checkpoint that allows it, returns the
+// unpack still under way once every image but the pages is written and verified (CRIU may
+// start); else null once everything is unpacked and verified.
+Result<std::unique_ptr<image::StreamedUnpack>> Unpack(storage::CheckpointStore& store,
+                                                      const storage::CheckpointRef& ref,
+                                                      const image::Manifest& m,
+                                                      const std::string& images_dir, bool streaming,
+                                                      const image::ProgressFn& progress) {
+  if (streaming) {
+    auto started = image::StreamedUnpack::Start(store, ref, m, images_dir, progress);
+    if (started.has_value()) {
+      std::unique_ptr<image::StreamedUnpack> streamed = std::move(started).value();
+      if (Status heads = streamed->WaitForHeads(); !heads.ok()) {
+        streamed->Cancel();
+        (void)streamed->Finish();
+        return heads;
+      }
+      if (!CriuUsesEveryCore(images_dir)) return streamed;
+      CEDANA_RETURN_IF_ERROR(streamed->Finish());
+      return nullptr;  // all unpacked: a plain restore follows
+    }
+    if (started.error().code() != Code::kFailedPrecondition) return started.error();
+  }
+  CEDANA_RETURN_IF_ERROR(image::UnpackToImagesDir(store, ref, m, images_dir, progress));
+  return nullptr;
+}
+
 // The images of a streamed restore, served to CRIU with the file-system identity the unpack
 // writes them with.
 class ServedImages : public engine::ImageSource {
@@ -152,30 +179,9 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   image::ProgressFn unpack_progress = [&](uint64_t d, uint64_t t) { say("unpacking", d, t); };
   const auto [store_uid, store_gid] = node.StoreIdentityFor(m.owner_uid, m.owner_gid);
   std::unique_ptr<image::StreamedUnpack> streamed;
-  bool fully_unpacked = false;
   {
     AsFileUser as(store_uid, store_gid);  // the unpack's threads inherit it
-    if (streaming) {
-      auto started = image::StreamedUnpack::Start(store, ref, m, images_dir, unpack_progress);
-      if (started.has_value()) {
-        streamed = std::move(started).value();
-        // Every image but the pages is written and verified before CRIU reads any of them.
-        if (Status heads = streamed->WaitForHeads(); !heads.ok()) {
-          streamed->Cancel();
-          (void)streamed->Finish();
-          return heads;
-        }
-        if (CriuUsesEveryCore(images_dir)) {
-          CEDANA_RETURN_IF_ERROR(streamed->Finish());
-          streamed.reset();  // a plain restore follows
-          fully_unpacked = true;
-        }
-      } else if (started.error().code() != Code::kFailedPrecondition) {
-        return started.error();
-      }
-    }
-    if (!streamed && !fully_unpacked)
-      CEDANA_RETURN_IF_ERROR(image::UnpackToImagesDir(store, ref, m, images_dir, unpack_progress));
+    CEDANA_ASSIGN_OR_RETURN(streamed, Unpack(store, ref, m, images_dir, streaming, unpack_progress));
   }
   // From here a failure stops what is still being unpacked.
   ScopeExit stop_unpack([&] {
@@ -252,8 +258,7 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
       engine::SignalTree(started->pid, SIGKILL);
       // Nothing half-restored stays behind: once the supervisor has seen the kill and exited,
       // the workload's record goes too.
-      for (int i = 0; i < 500 && engine::ProcessState(started->supervisor_pid) != 0; ++i)
-        ::usleep(20000);
+      (void)engine::WaitUntilGone(started->supervisor_pid, std::chrono::seconds(10));
       (void)node.records().Remove(spec.id);
       return verified.WithContext("restored workload " + spec.id + " killed before it ran");
     }

@@ -1,6 +1,7 @@
 #include "engine/process_tree.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <deque>
 #include <sstream>
@@ -59,6 +60,16 @@ char ProcessState(pid_t pid) {
   size_t close = stat.rfind(')');
   if (close == std::string::npos || close + 2 >= stat.size()) return 0;
   return stat[close + 2];
+}
+
+bool WaitUntilGone(pid_t pid, std::chrono::milliseconds timeout) {
+  constexpr auto kPoll = std::chrono::milliseconds(20);
+  for (auto waited = std::chrono::milliseconds(0);; waited += kPoll) {
+    char state = ProcessState(pid);
+    if (state == 0 || state == 'Z') return true;
+    if (waited >= timeout) return false;
+    ::usleep(static_cast<useconds_t>(std::chrono::microseconds(kPoll).count()));
+  }
 }
 
 }  // namespace cedana::engine

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <chrono>
+
 #include "common/result.h"
 
 namespace cedana::engine {
@@ -17,5 +19,7 @@ Result<std::vector<pid_t>> ProcessTreeOf(pid_t root);
 int SignalTree(pid_t root, int sig);
 // The process state letter from /proc/<pid>/stat ('R', 'S', 'T', 't', 'Z'...), or 0.
 char ProcessState(pid_t pid);
+// Polls until `pid` is gone or a zombie, at most `timeout`; false if it still runs.
+bool WaitUntilGone(pid_t pid, std::chrono::milliseconds timeout);
 
 }  // namespace cedana::engine

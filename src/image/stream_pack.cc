@@ -116,10 +116,7 @@ Result<StreamInfo> StreamingPack::RunStream(int index) {
 }
 
 Result<int> StreamingPack::OpenFile(const std::string& name) {
-  if (name.empty() || name == "." || name.find('/') != std::string::npos ||
-      name.find("..") != std::string::npos) {
-    return InvalidArgumentError("image file \"" + name + "\": unsafe name");
-  }
+  if (!IsSafeImageName(name)) return InvalidArgumentError("image file \"" + name + "\": unsafe name");
   if (name.size() + kPartSuffixLength > kTarMaxNameLength) {
     return InvalidArgumentError(fmt::format("image file {}: name longer than {} bytes", name,
                                             kTarMaxNameLength - kPartSuffixLength));

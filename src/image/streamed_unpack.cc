@@ -9,18 +9,13 @@
 #include <fmt/format.h>
 
 #include "common/unique_fd.h"
+#include "image/tar.h"
 #include "image/unpack_stream.h"
 
 namespace cedana::image {
 namespace {
 
 constexpr int kPipeBytes = 1 << 20;  // fewer wake-ups of CRIU than the default 64 KiB
-
-// CRIU's image names are plain file names.
-bool IsPlainName(const std::string& name) {
-  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
-         name.find('\0') == std::string::npos;
-}
 
 }  // namespace
 
@@ -155,7 +150,7 @@ bool StreamedUnpack::Complete(const std::string& file) const {
 }
 
 Result<bool> StreamedUnpack::Has(const std::string& name) {
-  if (!IsPlainName(name)) return InvalidArgumentError("image name \"" + name + "\" is not a file name");
+  if (!IsSafeImageName(name)) return InvalidArgumentError("image name \"" + name + "\" is not a file name");
   if (!IsPagesImage(name)) {
     struct stat st {};
     return ::lstat((images_dir_ + "/" + name).c_str(), &st) == 0 && S_ISREG(st.st_mode);
@@ -168,7 +163,7 @@ Result<bool> StreamedUnpack::Has(const std::string& name) {
 }
 
 Status StreamedUnpack::Send(const std::string& name, int pipe_fd) {
-  if (!IsPlainName(name)) return InvalidArgumentError("image name \"" + name + "\" is not a file name");
+  if (!IsSafeImageName(name)) return InvalidArgumentError("image name \"" + name + "\" is not a file name");
   std::string path = images_dir_ + "/" + name;
   UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (!file.valid()) return ErrnoStatus(errno, "opening " + path);

@@ -96,10 +96,7 @@ uint32_t HeaderChecksum(const UstarHeader& h) {
 }
 
 Status CheckName(const std::string& name) {
-  if (name.empty() || name == "." || name.find('/') != std::string::npos ||
-      name.find("..") != std::string::npos) {
-    return InvalidArgumentError("tar entry \"" + name + "\": unsafe name");
-  }
+  if (!IsSafeImageName(name)) return InvalidArgumentError("tar entry \"" + name + "\": unsafe name");
   return OkStatus();
 }
 
@@ -119,6 +116,11 @@ bool ParsePartName(const std::string& name, std::string* base, uint64_t* offset)
 }
 
 }  // namespace
+
+bool IsSafeImageName(const std::string& name) {
+  return !name.empty() && name != "." && name.find('/') == std::string::npos &&
+         name.find("..") == std::string::npos;
+}
 
 std::string TarPartName(const std::string& name, uint64_t offset) {
   std::string digits = std::to_string(offset);

@@ -30,6 +30,9 @@ inline constexpr uint64_t kTarTrailerSize = 2 * kTarBlockSize;
 // `cat <name>@* > <name>` puts a file back together.
 std::string TarPartName(const std::string& name, uint64_t offset);
 
+// An image file name that stays inside its dir: not empty, not ".", no '/', no "..".
+bool IsSafeImageName(const std::string& name);
+
 class TarWriter {
  public:
   // `out` is borrowed and must outlive the writer; the writer never closes it.
