@@ -95,9 +95,14 @@ check("user token: admin-only call refused with 403", st == 403 and body["error"
 st, body = call("GET", "/v1/nodes", token=user_token)
 check("user token: nodes refused", st == 403, (st, body))
 
-# nodes: the node daemon's agent registered
-st, body = call("GET", "/v1/nodes", token=ADMIN)
-check("the node daemon registered", st == 200 and any(n["status"] == "up" for n in body), body)
+# nodes: the node daemon's agent registered (it reports every 2 s, retrying until the
+# controller answers)
+def node_up():
+    st, body = call("GET", "/v1/nodes", token=ADMIN)
+    return st == 200 and any(n["status"] == "up" for n in body)
+
+
+check("the node daemon registered", wait_for(node_up, 20), call("GET", "/v1/nodes", token=ADMIN))
 
 # checkpoints: indexed from storage; users see only theirs
 root_ck = os.environ["ROOT_CKPT"]

@@ -29,8 +29,8 @@ check "copy continues from the dumped value (first $first, between $before_dump 
   test "$first" -le "$at_dump" -a "$first" -ge "$before_dump"
 check "copy never restarts from 0" test "$(count_lines "$T/copy1.out" "Counter: 0$")" = 0
 
-"$CEDANA" kill "$w" >/dev/null
-"$CEDANA" kill "$r1" >/dev/null
+"$CEDANA" kill --wait "$w" >/dev/null
+"$CEDANA" kill --wait "$r1" >/dev/null
 check "original killed" wait_for 10 is_status "$w" exited
 r2=$(restore_id --label lr --output "$T/copy2.out")
 check "restore after the original was killed" test -n "$r2"

@@ -40,7 +40,8 @@ for codec in none gzip lz4 zstd; do
     check "$tag: appender goes on" wait_for 20 at_least "$T/append-$tag.out" "appended " $((before_a + 5))
     check "$tag: the counter's restore was streamed (CRIU started before the pages were unpacked)" \
       grep -q "restored as workload $r_counter (pid [0-9]*, streamed" "$T/daemon.log"
-    for r in "$r_counter" "$r_tree" "$r_append"; do "$CEDANA" kill "$r" >/dev/null; done
+    # --wait: the output files are complete (the supervisor relays output until the end).
+    for r in "$r_counter" "$r_tree" "$r_append"; do "$CEDANA" kill --wait "$r" >/dev/null; done
     check "$tag: counter sequence has no gap, repeat or restart" sequence_ok "$T/counter-$tag.out" "Counter: "
     check "$tag: counter started once" test "$(count_lines "$T/counter-$tag.out" Starting)" = 1
     check "$tag: tree sequence intact across the pipe" sequence_ok "$T/tree-$tag.out" "got "

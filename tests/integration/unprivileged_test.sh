@@ -87,7 +87,7 @@ check "a leave-running dump of the restored workload" test -n "$ck2"
 expect_error "restoring over its own running pids names the conflict" "another process uses one of the dumped pids" \
   as_alice "$CEDANA" restore "$ck2"
 check "the checkpoint is still there" test -f "$T/export/$ALICE/unpriv/$ck2/manifest.json"
-as_alice "$CEDANA" kill "$r" >/dev/null
+as_alice "$CEDANA" kill --wait "$r" >/dev/null
 check "counter sequence has no gap, repeat or restart" sequence_ok "$T/alice/counter.out" "Counter: "
 
 # Crafted checkpoints. In this mode alice owns her checkpoint files and can rewrite them; the

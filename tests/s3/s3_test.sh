@@ -52,7 +52,7 @@ expect_error "missing bucket: named as missing" "bucket no-such-bucket at $RGW_E
 check "missing bucket: workload still running and counting" running_and_counting "$w" "$T/w.out"
 expect_error "malformed bucket name: says what is valid" "3 to 63 characters" \
   "$CEDANA" dump "$w" --dir s3://No_Such
-"$CEDANA" kill "$w" >/dev/null
+"$CEDANA" kill --wait "$w" >/dev/null
 
 # The server stops in the middle of an upload: the dump fails, the workload is thawed and
 # goes on, no checkpoint is listed; once the server is back, the same dump works.
@@ -85,7 +85,7 @@ w=$("$CEDANA" run --label tamper --output "$T/t.out" -- "$WORKLOADS/counter.sh" 
 wait_for 20 at_least "$T/t.out" "Counter: " 3
 cks=()
 for i in 1 2 3; do cks+=("$(dump_id "$w" --leave-running --streams 2)"); sleep 1.1; done
-"$CEDANA" kill "$w" >/dev/null
+"$CEDANA" kill --wait "$w" >/dev/null
 key() { echo "$BUCKET/$PREFIX/root/tamper/$1/stream-$2"; }
 head -c 4096 /dev/urandom >"$T/garbage"
 s3_put_file "$(key "${cks[2]}" 1)" "$T/garbage" >/dev/null
@@ -93,14 +93,16 @@ out=$("$CEDANA" restore --label tamper 2>&1)
 check "altered stream: newest refused, the previous one restored" grep -q "restored checkpoint ${cks[1]}" <<<"$out"
 check "altered stream: says which it skipped" grep -q "skipped checkpoint ${cks[2]}" <<<"$out"
 r=$(grep -o 'workload wl-[0-9a-f]*' <<<"$out" | awk '{print $2}')
-[ -n "$r" ] && "$CEDANA" kill "$r" >/dev/null
+[ -n "$r" ] && "$CEDANA" kill --wait "$r" >/dev/null
 s3_delete "$(key "${cks[1]}" 0)" >/dev/null
 out=$("$CEDANA" restore --label tamper 2>&1)
 check "deleted stream: falls back to the oldest" grep -q "restored checkpoint ${cks[0]}" <<<"$out"
 check "deleted stream: both skipped" bash -c "grep -q 'skipped checkpoint ${cks[1]}' <<<'$out'"
 r=$(grep -o 'workload wl-[0-9a-f]*' <<<"$out" | awk '{print $2}')
-[ -n "$r" ] && "$CEDANA" kill "$r" >/dev/null
+[ -n "$r" ] && "$CEDANA" kill --wait "$r" >/dev/null
 expect_error "altered stream: restoring it by id says why" "checksum" "$CEDANA" restore "${cks[2]}"
+# The kills above returned once their workloads were gone (--wait), and a refused restore
+# removes its record before it answers: whatever still runs now is a stray.
 check "no stray workload after the refused restores" \
   bash -c "[ \$('$CEDANA' ps --json | python3 -c 'import json,sys; print(sum(w[\"status\"] == \"running\" for w in json.load(sys.stdin)))') = 0 ]"
 finish

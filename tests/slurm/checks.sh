@@ -18,3 +18,23 @@ sys.exit(0 if ok else 1)
 PY
 }
 submit() { sbatch --parsable "$@" | cut -d';' -f1; }
+
+# The SLURM suites use the host's node daemon socket. A daemon already answering there (a
+# developer's, or one left by an aborted run) would take this suite's requests with its own
+# config, and the suite would fail much later at an unrelated check: stop at once instead.
+refuse_other_node_daemon() {
+  local status
+  status=$("${CEDANA:-cedana}" daemon status 2>/dev/null) || return 0
+  say "another cedana node daemon already listens on this host's socket ($(grep '^checkpoint dir' <<<"$status"));"
+  say "stop it first (systemctl stop cedana, or kill its pid: ss -xlp | grep cedana.sock)"
+  exit 1
+}
+
+# start_node_daemon OUT_FILE [VAR=VALUE...]: starts this suite's node daemon (DAEMON_PID) and
+# waits until it answers; fails if the daemon that answers is not the one just started.
+start_node_daemon() {
+  local out=$1; shift
+  env "$@" "${CEDANA:-cedana}" daemon start >>"$out" 2>&1 &
+  DAEMON_PID=$!
+  wait_for 20 "${CEDANA:-cedana}" daemon status >/dev/null 2>&1 && kill -0 "$DAEMON_PID" 2>/dev/null
+}

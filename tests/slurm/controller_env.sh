@@ -14,6 +14,7 @@ source "$HERE/checks.sh"
 CEDANA=${CEDANA:-/usr/local/bin/cedana}
 CEDANA_SLURM=${CEDANA_SLURM:-/usr/local/bin/cedana-slurm}
 UI_SCREENSHOTS=${UI_SCREENSHOTS:-$ROOT/build/test-artifacts/ui}
+refuse_other_node_daemon
 T=$(mktemp -d /var/tmp/cedana-ctl.XXXXXX)
 chmod 755 "$T"
 DAEMON_PID= CONTROLLER_PID=
@@ -54,9 +55,7 @@ cleanup() {
 trap cleanup EXIT
 
 cluster_start || { say "cannot start the SLURM cluster"; exit 1; }
-"$CEDANA" daemon start >>"$T/daemon.out" 2>&1 &
-DAEMON_PID=$!
-wait_for 20 "$CEDANA" daemon status >/dev/null 2>&1 || { say "node daemon did not start"; cat "$T/daemon.out" >&2; exit 1; }
+start_node_daemon "$T/daemon.out" || { say "node daemon did not start"; cat "$T/daemon.out" >&2; exit 1; }
 "$CEDANA" plugin install slurm slurm/wlm >/dev/null && "$CEDANA" slurm setup >/dev/null 2>&1 ||
   { say "plugin install / slurm setup failed"; exit 1; }
 wait_for 30 bash -c "sinfo -h -n $CLUSTER_NODE -o %t | grep -qE 'idle|mix|alloc'"

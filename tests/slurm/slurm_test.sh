@@ -10,6 +10,7 @@ source "$HERE/cluster.sh"
 source "$HERE/checks.sh"
 CEDANA=${CEDANA:-/usr/local/bin/cedana}
 MEMSTATE=${MEMSTATE:-$ROOT/build/tests/memstate}
+refuse_other_node_daemon
 T=$(mktemp -d /var/tmp/cedana-slurm.XXXXXX)
 chmod 755 "$T"
 DAEMON_PID=
@@ -33,11 +34,7 @@ cleanup() {
   rm -rf "$T"
 }
 trap cleanup EXIT
-start_daemon() {
-  "$CEDANA" daemon start >>"$T/daemon.out" 2>&1 &
-  DAEMON_PID=$!
-  wait_for 20 "$CEDANA" daemon status >/dev/null 2>&1
-}
+start_daemon() { start_node_daemon "$T/daemon.out"; }
 stop_daemon() { kill "$DAEMON_PID"; wait "$DAEMON_PID" 2>/dev/null; DAEMON_PID=; }
 
 cluster_start || { say "cannot start the SLURM cluster"; exit 1; }

@@ -11,6 +11,7 @@ ROOT=$(cd "$HERE/../.." && pwd)
 source "$HERE/cluster.sh"
 source "$HERE/checks.sh"
 CEDANA=${CEDANA:-/usr/local/bin/cedana}
+refuse_other_node_daemon
 T=$(mktemp -d /var/tmp/cedana-unpriv.XXXXXX)
 chmod 755 "$T"
 DAEMON_PID=
@@ -48,9 +49,7 @@ check "CEDANA_SLURM_UNPRIVILEGED=1 cedana version --init-config" \
 check "the config says unprivileged" bash -c "'$CEDANA' config show | grep -qE '^slurm.unprivileged +1 '"
 
 cluster_start || { say "cannot start the SLURM cluster"; exit 1; }
-"$CEDANA" daemon start >>"$T/daemon.out" 2>&1 &
-DAEMON_PID=$!
-wait_for 20 "$CEDANA" daemon status >/dev/null 2>&1 || { say "node daemon did not start"; cat "$T/daemon.out" >&2; exit 1; }
+start_node_daemon "$T/daemon.out" || { say "node daemon did not start"; cat "$T/daemon.out" >&2; exit 1; }
 "$CEDANA" plugin install slurm slurm/wlm >/dev/null || { say "plugin install failed"; exit 1; }
 check "cedana slurm setup" "$CEDANA" slurm setup
 check "the cluster is back up after setup" wait_for 30 bash -c "sinfo -h -n $CLUSTER_NODE -o %t | grep -qE 'idle|mix|alloc'"

@@ -1,4 +1,8 @@
-// `cedana ps`: the managed workloads of this node; `cedana kill ID`: signal one.
+// `cedana ps`: the managed workloads of this node; `cedana kill ID [--wait]`: signal one and,
+// with --wait, return once it has ended.
+#include <chrono>
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "cli/cli_context.h"
@@ -32,15 +36,47 @@ void AddPsCommand(CLI::App& app, CliContext& ctx) {
   });
 }
 
+namespace {
+
+// Polls the workload's record until the supervisor has reaped it (status no longer starting or
+// running), at most `timeout_s` seconds. The status it ended in, or the error.
+Result<std::string> WaitUntilEnded(CliContext& ctx, const std::string& id, int timeout_s) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  for (;;) {
+    auto r = protocol::CallDaemon(ctx.config().socket_path, {{"op", "inspect"}, {"id", id}});
+    if (!r.has_value()) return r.error();
+    std::string status = (*r)["workload"].value("status", "");
+    if (status != "running" && status != "starting") return status;
+    if (std::chrono::steady_clock::now() >= deadline)
+      return DeadlineExceededError(fmt::format(
+          "workload {} is still {} {} s after the signal (raise --timeout, or send SIGKILL: "
+          "cedana kill {})", id, status, timeout_s, id));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace
+
 void AddKillCommand(CLI::App& app, CliContext& ctx) {
   auto* id = new std::string;
   auto* sig = new int(9);
+  auto* wait = new bool(false);
+  auto* timeout = new int(30);
   auto* kill = app.add_subcommand("kill", "Send a signal (default SIGKILL) to a workload");
   kill->add_option("id", *id, "Workload id")->required();
   kill->add_option("--signal,-s", *sig, "Signal number");
-  kill->callback([&ctx, id, sig] {
-    if (ctx.Call({{"op", "kill"}, {"id", *id}, {"signal", *sig}}, false))
+  kill->add_flag("--wait", *wait, "Return once the workload has ended, not when the signal is sent");
+  kill->add_option("--timeout", *timeout, "With --wait: seconds to wait before giving up (default 30)")
+      ->check(CLI::Range(1, 86400));
+  kill->callback([&ctx, id, sig, wait, timeout] {
+    if (!ctx.Call({{"op", "kill"}, {"id", *id}, {"signal", *sig}}, false)) return;
+    if (!*wait) {
       std::printf("sent signal %d to %s\n", *sig, id->c_str());
+      return;
+    }
+    Result<std::string> ended = WaitUntilEnded(ctx, *id, *timeout);
+    if (!ended.has_value()) return ctx.Fail(ended.error());
+    std::printf("sent signal %d to %s; it is %s\n", *sig, id->c_str(), ended->c_str());
   });
 }
 
