@@ -41,6 +41,8 @@ PACKAGES=(
   radosgw ceph-mon ceph-osd ceph-common curl
   # SLURM and munge for the local cluster
   slurm-wlm slurmctld slurmd slurm-client munge libslurm-dev libpmi2-0-dev
+  # an MPI to launch with srun --mpi=pmi2 in the SLURM tests
+  mpich libmpich-dev
 )
 
 install_packages() {

@@ -32,6 +32,10 @@ char* slurm_option_get(slurm_opt_t*, const char* name) {
   auto it = g_options.find(name);
   return it == g_options.end() ? nullptr : strdup(it->second.c_str());
 }
+int slurm_option_set(slurm_opt_t*, const char* name, const char* value, bool) {
+  g_options[name] = value;
+  return SLURM_SUCCESS;
+}
 void slurm_xfree(void** ptr) {
   free(*ptr);
   *ptr = nullptr;
@@ -110,6 +114,30 @@ TEST_F(CliFilterPlugin, InvalidLabelFromEnvironmentIsRefused) {
 TEST_F(CliFilterPlugin, ValidLabelFromEnvironmentPasses) {
   setenv("CEDANA_CHECKPOINT", "counting", 1);
   EXPECT_EQ(PreSubmit().first, SLURM_SUCCESS);
+}
+
+// The seeds' `--export=CEDANA_ENABLE=1` keeps the submission environment (srun needs PATH).
+TEST_F(CliFilterPlugin, CedanaOnlyExportKeepsTheEnvironment) {
+  unsetenv("CEDANA_ENABLE");
+  g_options["export"] = "CEDANA_ENABLE=1,CEDANA_CHECKPOINT=victim";
+  EXPECT_EQ(PreSubmit(), std::make_pair(SLURM_SUCCESS, std::string()));
+  EXPECT_EQ(g_options["export"], "ALL");
+  EXPECT_STREQ(getenv("CEDANA_ENABLE"), "1");
+  EXPECT_STREQ(getenv("CEDANA_CHECKPOINT"), "victim");
+  unsetenv("CEDANA_ENABLE");
+}
+
+TEST_F(CliFilterPlugin, OtherExportsAreLeftAsWritten) {
+  unsetenv("CEDANA_ENABLE");
+  for (const char* v : {"NONE,CEDANA_ENABLE=1", "ALL", "CEDANA_ENABLE=1,OMP_NUM_THREADS=4"}) {
+    g_options["export"] = v;
+    EXPECT_EQ(PreSubmit().first, SLURM_SUCCESS);
+    EXPECT_EQ(g_options["export"], v);
+    EXPECT_EQ(getenv("CEDANA_ENABLE"), nullptr) << v;
+  }
+  g_options.clear();
+  EXPECT_EQ(PreSubmit().first, SLURM_SUCCESS);
+  EXPECT_EQ(g_options.count("export"), 0u);  // no --export at all: SLURM's default
 }
 
 }  // namespace

@@ -25,11 +25,19 @@ AsFileUser::~AsFileUser() {
 Result<UniqueFd> OpenOutputAs(const std::string& path, uid_t uid, gid_t gid) {
   if (path.empty() || path[0] != '/') return InvalidArgumentError("output file \"" + path + "\" must be an absolute path");
   AsFileUser as(uid, gid);
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644));
+  // O_NONBLOCK: opening a FIFO for writing would otherwise wait for a reader forever.
+  UniqueFd fd(::open(path.c_str(),
+                     O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK,
+                     kOutputFileMode));
   if (!fd.valid()) {
     if (errno == ELOOP) return InvalidArgumentError("output file " + path + " is a symlink");
+    if (errno == ENXIO)
+      return FailedPreconditionError("output " + path + " is a FIFO that nobody reads");
     return ErrnoStatus(errno, "opening output file " + path);
   }
+  int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0)
+    return ErrnoStatus(errno, "making output " + path + " blocking");
   return fd;
 }
 

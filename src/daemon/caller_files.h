@@ -25,8 +25,14 @@ class AsFileUser {
   bool switched_ = false;
 };
 
-// Opens (creating with mode 0644, appending) an output file as uid/gid. kPermissionDenied when
-// that user may not, kInvalidArgument for a relative path or a symlink.
+// Opens (creating with mode 0600, appending) an output file as uid/gid: a regular file, or
+// whatever else a job's output may be (/dev/null, a terminal, a named FIFO with a reader), which
+// never becomes the caller's controlling terminal. kPermissionDenied when that user may not,
+// kInvalidArgument for a relative path or a symlink, kFailedPrecondition for a FIFO nobody reads.
+Result<UniqueFd> OpenOutputAs(const std::string& path, uid_t uid, gid_t gid);
+
+// Mode of an output file the daemon creates: only its owner reads a job's output.
+inline constexpr mode_t kOutputFileMode = 0600;
 Result<UniqueFd> OpenOutputAs(const std::string& path, uid_t uid, gid_t gid);
 
 // Reads a file as uid/gid (up to max_bytes; larger is kFailedPrecondition).

@@ -57,7 +57,7 @@ Result<UniqueFd> OpenOutput(const std::string& path, const WorkloadSpec& spec, c
   if (path.rfind(record_dir + "/", 0) != 0 || path.find("/../") != std::string::npos)
     return OpenOutputAs(path, spec.uid, spec.gid);
   bool existed = fs::Exists(path);
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644));
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, kOutputFileMode));
   if (!fd.valid()) return ErrnoStatus(errno, "opening output file " + path);
   if (!existed && ::fchown(fd.get(), spec.uid, spec.gid) != 0) {
     // Not fatal: root-squashed NFS refuses chown; the file stays readable.

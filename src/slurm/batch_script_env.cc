@@ -104,6 +104,25 @@ void ApplyExportValue(std::string_view value, std::string_view origin,
   }
 }
 
+std::vector<std::pair<std::string, std::string>> CedanaOnlyExport(std::string_view value) {
+  constexpr std::string_view kCedanaPrefix = "CEDANA_";
+  std::vector<std::pair<std::string, std::string>> vars;
+  if (value.empty()) return vars;
+  size_t pos = 0;
+  while (pos <= value.size()) {
+    size_t comma = value.find(',', pos);
+    if (comma == std::string_view::npos) comma = value.size();
+    std::string_view item = value.substr(pos, comma - pos);
+    pos = comma + 1;
+    size_t eq = item.find('=');
+    if (eq == std::string_view::npos || eq == kCedanaPrefix.size() ||
+        item.substr(0, kCedanaPrefix.size()) != kCedanaPrefix)
+      return {};
+    vars.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+  }
+  return vars;
+}
+
 CedanaJobSettings ParseBatchScript(std::string_view script) {
   CedanaJobSettings s;
   std::vector<int> lines;

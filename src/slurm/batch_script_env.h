@@ -8,6 +8,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace cedana::slurm {
@@ -36,6 +37,15 @@ std::vector<std::vector<std::string>> SbatchDirectives(std::string_view script,
 // `settings`: later assignments override earlier ones. Items without '=' (ALL, NONE, names to
 // copy from the submission environment) are ignored. `origin` is used in the notes.
 void ApplyExportValue(std::string_view value, std::string_view origin, CedanaJobSettings* settings);
+
+// The assignments of an --export value that names only CEDANA_* assignments
+// ("CEDANA_ENABLE=1", "CEDANA_ENABLE=1,CEDANA_CHECKPOINT=x"), in order; empty for anything else
+// (ALL, NONE, other variables, names without '=': the user chose them). SLURM reads such a
+// value as "export nothing else": the job would lose PATH, HOME and the rest of the submission
+// environment, and every `srun` in it (which inherits the list through SLURM_EXPORT_ENV) would
+// fail to find its command. What the docs mean by these lines is "add these variables", so
+// cli_filter/cedana sets them in the submitting environment and makes the value ALL.
+std::vector<std::pair<std::string, std::string>> CedanaOnlyExport(std::string_view value);
 
 // CEDANA_ENABLE / CEDANA_CHECKPOINT from every `--export=V` and `--export V` in the leading
 // #SBATCH lines; the last one of each wins, as it would if SLURM merged them.

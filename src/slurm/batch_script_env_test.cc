@@ -95,6 +95,24 @@ TEST(BatchScriptEnv, ExplicitEnvironmentWins) {
   EXPECT_FALSE(off.enable);
 }
 
+// What the cli_filter adds to the submitting environment instead of an --export value.
+TEST(BatchScriptEnv, CedanaOnlyExport) {
+  using Vars = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(CedanaOnlyExport("CEDANA_ENABLE=1"), (Vars{{"CEDANA_ENABLE", "1"}}));
+  EXPECT_EQ(CedanaOnlyExport("CEDANA_ENABLE=1,CEDANA_CHECKPOINT=v"),
+            (Vars{{"CEDANA_ENABLE", "1"}, {"CEDANA_CHECKPOINT", "v"}}));
+  EXPECT_EQ(CedanaOnlyExport("CEDANA_CHECKPOINT="), (Vars{{"CEDANA_CHECKPOINT", ""}}));
+  for (const char* left_alone : {
+           "",                       // no --export: SLURM's default is ALL already
+           "ALL", "ALL,CEDANA_ENABLE=1",
+           "NONE", "NONE,CEDANA_ENABLE=1",  // the user's explicit choice
+           "CEDANA_ENABLE=1,FOO=2",         // names another variable
+           "CEDANA_ENABLE",                 // a name to copy, not an assignment
+           "CEDANA_ENABLE=1,",              // an empty item
+           "CEDANA_=1", "cedana_enable=1"})
+    EXPECT_EQ(CedanaOnlyExport(left_alone), Vars{}) << left_alone;
+}
+
 TEST(BatchScriptEnv, Directives) {
   std::vector<int> lines;
   auto d = SbatchDirectives("#!/bin/bash\n#SBATCH -J \"a b\" c\\ d # x\n", &lines);

@@ -35,12 +35,15 @@ void OnSignal(int sig) {
   else g_term = 1;
 }
 
-// Messages for the job's owner go to the job's stderr file, opened in append mode so that they
-// interleave with the workload's output instead of overwriting it.
+// Messages for the job's owner go to the job's stderr. A regular file is opened again in append
+// mode, so that they interleave with the workload's output instead of overwriting it; anything
+// else (/dev/null, a terminal, a FIFO) is written as it is.
 class JobLog {
  public:
   explicit JobLog(const std::string& path) {
-    if (!path.empty()) fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    struct stat st {};
+    if (!path.empty() && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+      fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
     if (fd_ < 0) fd_ = ::dup(STDERR_FILENO);
   }
   template <typename... Args>
@@ -54,12 +57,20 @@ class JobLog {
   int fd_ = -1;
 };
 
-std::string FdPath(int fd) {
+// The path the workload's supervisor reopens as the job's user for one of our output
+// descriptors: a regular file, a character device (/dev/null, a terminal) or a named FIFO. An
+// anonymous pipe or a socket has no path to reopen; that is an error saying what it is.
+Result<std::string> OutputPath(int fd, const char* name) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, fmt::format("the job's {} is not open", name));
   std::error_code ec;
   auto p = std::filesystem::read_symlink(fmt::format("/proc/self/fd/{}", fd), ec);
-  struct stat st {};
-  if (ec || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return "";
-  return p.string();
+  bool named = !ec && p.is_absolute();
+  if (named && (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) return p.string();
+  const char* kind = S_ISSOCK(st.st_mode) ? "a socket" : S_ISFIFO(st.st_mode) ? "an anonymous pipe"
+                                                                             : "not a file, device or FIFO";
+  return FailedPreconditionError(fmt::format("the job's {} is {} ({})", name, kind,
+                                             ec ? "no path" : p.string()));
 }
 
 std::string Env(const char* name, const std::string& fallback = "") {
@@ -126,12 +137,15 @@ bool Checkpoint(const std::string& socket, const std::string& id, const char* wh
 }  // namespace
 
 int RunAttach(const std::vector<std::string>& argv) {
-  std::string out_path = FdPath(STDOUT_FILENO), err_path = FdPath(STDERR_FILENO);
+  Result<std::string> out = OutputPath(STDOUT_FILENO, "stdout");
+  Result<std::string> err = OutputPath(STDERR_FILENO, "stderr");
+  std::string err_path = err.has_value() ? *err : "";
   JobLog log(err_path);
   std::string job_id = Env("SLURM_JOB_ID", "0");
   std::string label = Env("CEDANA_CHECKPOINT", "job-" + job_id);
   if (Status s = ValidateLabel(label); !s.ok()) ExecUnmanaged(argv, log, s.message());
-  if (out_path.empty()) ExecUnmanaged(argv, log, "the job's stdout is not a regular file");
+  if (!out.has_value()) ExecUnmanaged(argv, log, out.error().message());
+  const std::string out_path = *out;
   if (std::string recovered = Env("CEDANA_RECOVERED"); !recovered.empty())
     log("settings recovered from the batch script: {}", recovered);
 

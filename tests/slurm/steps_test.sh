@@ -1,0 +1,141 @@
+#!/bin/bash
+# srun steps and unusual outputs in CEDANA_ENABLE jobs, on a real SLURM cluster started here
+# (tests/slurm/cluster.sh). Every kind of step a batch script launches (srun, srun -n2, steps in
+# the background, exit codes, an MPI program with srun --mpi=pmi2, sbatch --wrap, salloc + srun,
+# a non-root user's job) must behave
+# exactly as in the same job without cedana: the same output, environment, cwd, limits and exit
+# codes. Then the seeds' victim with its output sent to /dev/null is preempted and resumed.
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+source "$HERE/cluster.sh"
+source "$HERE/checks.sh"
+CEDANA=${CEDANA:-/usr/local/bin/cedana}
+refuse_other_node_daemon
+T=$(mktemp -d /var/tmp/cedana-steps.XXXXXX)
+chmod 755 "$T"
+DAEMON_PID=
+ALICE=cedana-alice
+id "$ALICE" >/dev/null 2>&1 || useradd --no-create-home --shell /bin/bash "$ALICE"
+
+CONFIG=/etc/cedana/config.json
+[ -f "$CONFIG" ] && cp -p "$CONFIG" "$T/config.json.orig"
+mkdir -p /etc/cedana
+cat >"$CONFIG" <<JSON
+{ "checkpoint": { "dir": "$T/checkpoints", "work_dir": "$T/work", "keep": 10 },
+  "daemon": { "state_dir": "$T/state", "log_file": "$T/daemon.log", "cluster_key_file": "$T/cluster.key" } }
+JSON
+cleanup() {
+  scancel --user=root 2>/dev/null; scancel --user="$ALICE" 2>/dev/null
+  sleep 1
+  bash "$ROOT/tests/kill_workloads.sh" "$T/state"
+  [ -n "$DAEMON_PID" ] && kill "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null
+  "$CEDANA" slurm destroy --no-restart >/dev/null 2>&1
+  cluster_stop
+  if [ -f "$T/config.json.orig" ]; then cp -p "$T/config.json.orig" "$CONFIG"; else rm -f "$CONFIG"; fi
+  rm -rf "$T"
+}
+trap cleanup EXIT
+
+cluster_start || { say "cannot start the SLURM cluster"; exit 1; }
+start_node_daemon "$T/daemon.out" || { say "cannot start the node daemon"; cat "$T/daemon.out" >&2; exit 1; }
+"$CEDANA" plugin install slurm slurm/wlm >/dev/null && "$CEDANA" slurm setup >/dev/null 2>&1 ||
+  { say "plugin install / slurm setup failed"; exit 1; }
+wait_for 30 bash -c "sinfo -h -n $CLUSTER_NODE -o %t | grep -qE 'idle|mix|alloc'"
+cd "$T"
+mpicc -O2 -o mpi_allreduce "$ROOT/tests/workloads/mpi_allreduce.c" || { say "mpicc failed (is mpich installed?)"; exit 1; }
+
+# The steps every variant runs. What a step prints that differs between two jobs anyway (job
+# and step ids, the proxy's own variables) is normalised, so the files compare line by line.
+cat >steps.body <<'BODY'
+srun bash -c 'echo step ok'
+srun -n2 bash -c 'echo "task $SLURM_PROCID of $SLURM_NTASKS"' | sort
+srun -n1 --exact bash -c 'sleep 1; echo background one' >bg1.$TAG &
+srun -n1 --exact bash -c 'sleep 1; echo background two' >bg2.$TAG &
+wait
+cat bg1.$TAG bg2.$TAG
+srun bash -c 'exit 3'; echo "step exit code $?"
+srun --mpi=pmi2 -n2 "$MPI_PROGRAM" | sort
+srun -n1 bash -c 'echo "cwd $PWD"; echo "PATH=$PATH"; echo "HOME=$HOME USER=$USER"; ulimit -a; id -u; id -G'
+srun -n1 bash -c 'env | cut -d= -f1 | grep -v "^CEDANA_" | sort' | tr '\n' ' '; echo
+BODY
+# step_job NAME ENABLED: a batch script running the steps, with the seeds' two export lines
+# when ENABLED is 1, and without them otherwise.
+step_job() {
+  { echo '#!/bin/bash'
+    echo "#SBATCH -n2 -o $1.out -e $1.err"
+    if [ "$2" = 1 ]; then
+      echo '#SBATCH --export=CEDANA_ENABLE=1'
+      echo "#SBATCH --export=CEDANA_CHECKPOINT=steps-$1"
+    fi
+    echo "TAG=$1 MPI_PROGRAM=$T/mpi_allreduce"
+    cat steps.body
+  } >"$1.sbatch"
+}
+normalise() { sed -E -e 's/[0-9]{2,}/N/g' "$1"; }
+same_output() { # same_output PLAIN ENABLED: the two jobs' outputs agree line by line
+  [ -s "$1" ] && [ -s "$2" ] && diff <(normalise "$1") <(normalise "$2") >&2
+}
+finished() { [ "$(job_state "$1")" = COMPLETED ] || [ "$(job_state "$1")" = FAILED ]; }
+
+# --- srun in a batch script: as without cedana -------------------------------------------------
+step_job plain 0; step_job enabled 1
+plain=$(submit plain.sbatch); enabled=$(submit enabled.sbatch)
+check "the job without cedana ends" wait_for 60 finished "$plain"
+check "the enabled job ends" wait_for 60 finished "$enabled"
+check "the enabled job ran under cedana" grep -q "started under cedana" enabled.err
+check "srun runs its command in an enabled job" grep -qx "step ok" enabled.out
+check "srun -n2 runs both tasks" bash -c "grep -qx 'task 0 of 2' enabled.out && grep -qx 'task 1 of 2' enabled.out"
+check "two steps in the background, then wait" bash -c "grep -qx 'background one' enabled.out && grep -qx 'background two' enabled.out"
+check "a step's exit code reaches the script" grep -qx "step exit code 3" enabled.out
+check "srun --mpi=pmi2: an MPI program's two ranks reduce together" \
+  bash -c "grep -qx 'rank 0 of 2 sum 1' enabled.out && grep -qx 'rank 1 of 2 sum 1' enabled.out"
+check "no step failed to start in the enabled job" bash -c "! grep -E 'execve|No such file' enabled.err"
+check "every step's output, cwd, PATH, HOME, limits, ids and environment as without cedana" \
+  same_output plain.out enabled.out
+
+# --- sbatch --wrap with the export on the command line -----------------------------------------
+w=$(submit --export=CEDANA_ENABLE=1 -o wrap.out -e wrap.err --wrap "srun bash -c 'echo wrapped \$HOME'")
+check "sbatch --export=CEDANA_ENABLE=1 --wrap: the step runs" wait_for 60 grep -qx "wrapped $HOME" wrap.out
+check "under cedana" wait_for 10 grep -q "started under cedana" wrap.err
+
+# --- salloc + srun ------------------------------------------------------------------------------
+# salloc has no --export; the variable comes from the environment, or from srun's --export.
+out=$(CEDANA_ENABLE=1 timeout 60 salloc -n1 srun --export=CEDANA_ENABLE=1 bash -c 'echo "allocated step $HOME $CEDANA_ENABLE"' 2>&1)
+check "CEDANA_ENABLE=1 salloc srun --export=CEDANA_ENABLE=1: the step runs with its environment" \
+  grep -qx "allocated step $HOME 1" <<<"$out"
+grep -qx "allocated step $HOME 1" <<<"$out" || say "salloc printed: $out"
+
+# --- a non-root user's job ---------------------------------------------------------------------
+mkdir -p alice && chown "$ALICE" alice
+(cd alice && cp ../steps.body . && step_job alice-plain 0 && step_job alice-enabled 1 && chown "$ALICE" ./*)
+ap=$(cd alice && runuser -u "$ALICE" -- sbatch --parsable alice-plain.sbatch)
+ae=$(cd alice && runuser -u "$ALICE" -- sbatch --parsable alice-enabled.sbatch)
+check "alice's job without cedana ends" wait_for 60 finished "$ap"
+check "alice's enabled job ends" wait_for 60 finished "$ae"
+check "alice's enabled job ran under cedana" grep -q "started under cedana" alice/alice-enabled.err
+check "alice's steps as without cedana" same_output alice/alice-plain.out alice/alice-enabled.out
+check "alice's steps ran as alice" grep -qx "$(id -u "$ALICE")" alice/alice-enabled.out
+
+# --- the seeds' victim with its output sent to /dev/null: checkpointed and resumed -------------
+v=$(submit -p debug -w compute-01 -o /dev/null -e devnull.err "$HERE/victim.sbatch")
+check "victim with --output=/dev/null runs under cedana" wait_for 30 grep -q "started under cedana" devnull.err
+check "and is not refused for its output" bash -c "! grep -q 'without checkpointing' devnull.err"
+sleep 3
+p=$(submit -p high -w compute-01 --cpus-per-task="$(nproc)" -o /dev/null "$HERE/preemptor.sbatch")
+check "checkpointed at preemption" wait_for 60 grep -q "taken on preemption" devnull.err
+check "requeued" wait_job_state "$v" PENDING 120
+scancel "$p"
+sleep 1; scontrol update jobid="$v" StartTime=now
+check "resumed from its checkpoint" wait_for 60 grep -q "resumed from checkpoint" devnull.err
+check "its restored workload writes to /dev/null" \
+  wait_for 10 bash -c "'$CEDANA' ps --json | grep -q '\"stdout_path\": \"/dev/null\"'"
+scancel "$v"
+
+say ""
+say "steps_test.sh: $PASSED passed, $FAILED failed"
+if [ "$FAILED" -gt 0 ]; then
+  for f in enabled.err wrap.err devnull.err; do [ -f "$f" ] && { say "--- $f ---"; tail -5 "$f" >&2; }; done
+  say "--- daemon log ---"; tail -20 "$T/daemon.log" >&2
+  exit 1
+fi
