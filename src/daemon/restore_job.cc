@@ -220,7 +220,9 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   spec.owner_pid = o.owner_pid;
   spec.unprivileged = as_owner;
   spec.streamed_restore = streamed != nullptr;
-  if (as_owner) spec.groups = GroupsOf(m.owner_uid, m.owner_gid);
+  // The owner's groups now: CRIU opens the images' files with them (and runs with them in
+  // unprivileged mode), so a restore opens only what the owner could open at this moment.
+  if (m.owner_uid != 0) spec.groups = GroupsOf(m.owner_uid, m.owner_gid);
   CEDANA_ASSIGN_OR_RETURN(std::string placed_script, PutBackSlurmScript(m, &spec));
   ScopeExit remove_script([&] {
     // CRIU has the file open in the restored bash now (or failed): the path may go.
@@ -295,7 +297,14 @@ Result<RestoreOutcome> RunRestore(Node& node, const Caller& caller, const Restor
     if (!r.has_value() && streaming_failed) {
       log::Warn("restore: streamed restore of {} failed ({}); restoring it after a full unpack",
                 c.second.id, r.error().ToString());
+      Status streamed_error = r.error();
       r = RestoreOne(node, *store, c, options, progress, false, &streaming_failed);
+      // The first failure is the one that says why (a retry may only find the failed attempt's
+      // pids not yet free).
+      if (!r.has_value())
+        r = Status(streamed_error.code(), streamed_error.message() +
+                                              "; restoring it after a full unpack failed too: " +
+                                              r.error().message());
     }
     if (r.has_value()) {
       r->skipped = skipped;

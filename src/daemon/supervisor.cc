@@ -152,6 +152,9 @@ Result<pid_t> RestoreWithCriu(const WorkloadSpec& spec, Pipes& pipes) {
     req.run_as = engine::RunAs{spec.uid, spec.gid, spec.groups};
     log::Info("supervisor: criu restores as uid {} (unprivileged mode)", spec.uid);
   }
+  // CRIU follows the images' paths with root's rights unless told otherwise: a path the owner
+  // pointed at a root-only file since the dump would be opened for them (docs/security.md).
+  if (spec.uid != 0) req.files_owner = engine::RunAs{spec.uid, spec.gid, spec.groups};
   if (!spec.streamed_restore) return criu.Restore(req);
   req.leave_stopped = true;
   return criu.RestoreStreaming(req);

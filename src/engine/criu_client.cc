@@ -47,28 +47,56 @@ std::string LogTailNote(const std::string& log) {
   return tail.empty() ? "" : "\n--- last lines of " + log + " ---\n" + tail;
 }
 
+// CRIU's environment, built before fork (the child may only make async-signal-safe calls):
+// ours, with CRIU_FAULT for the no-breakpoint fallback and CRIU_RESTORE_FS_OWNER for a restore
+// that opens files as the checkpoint's owner.
+std::vector<std::string> CriuEnvironment(const CriuSettings& settings,
+                                         const std::optional<RunAs>& files_owner) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e)
+    if (std::strncmp(*e, "CRIU_FAULT=", 11) != 0 && std::strncmp(*e, "CRIU_RESTORE_FS_OWNER=", 22) != 0)
+      env.emplace_back(*e);
+  if (settings.no_breakpoints) env.push_back(std::string("CRIU_FAULT=") + kCriuFaultNoBreakpoints);
+  if (files_owner) {
+    std::string owner = fmt::format("CRIU_RESTORE_FS_OWNER={}:{}", files_owner->uid, files_owner->gid);
+    for (size_t i = 0; i < files_owner->groups.size(); ++i)
+      owner += fmt::format("{}{}", i == 0 ? ":" : ",", files_owner->groups[i]);
+    env.push_back(std::move(owner));
+  }
+  return env;
+}
+
+std::vector<const char*> Pointers(const std::vector<std::string>& strings) {
+  std::vector<const char*> p;
+  for (const auto& s : strings) p.push_back(s.c_str());
+  p.push_back(nullptr);
+  return p;
+}
+
 // Starts `criu swrk <fd>`. `keep_fds` are left open (without CLOEXEC) in CRIU for inherit-fd.
 // With `run_as`, CRIU runs as that user; the capabilities it needs come from its binary's file
 // capabilities when it is exec'd.
 Result<SwrkProcess> StartSwrk(const CriuSettings& settings, const std::vector<int>& keep_fds,
-                              const std::optional<RunAs>& run_as) {
+                              const std::optional<RunAs>& run_as,
+                              const std::optional<RunAs>& files_owner) {
   int sv[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
     return ErrnoStatus(errno, "socketpair for criu swrk");
   UniqueFd ours(sv[0]), theirs(sv[1]);
   std::string fd_arg = std::to_string(theirs.get());
+  std::vector<std::string> env = CriuEnvironment(settings, files_owner);
+  std::vector<const char*> envp = Pointers(env);
   pid_t pid = ::fork();
   if (pid < 0) return ErrnoStatus(errno, "fork for criu swrk");
   if (pid == 0) {
     // Child: only async-signal-safe calls from here on.
     ::fcntl(theirs.get(), F_SETFD, 0);
     for (int fd : keep_fds) ::fcntl(fd, F_SETFD, 0);
-    if (settings.no_breakpoints) ::setenv("CRIU_FAULT", kCriuFaultNoBreakpoints, 1);
     // CRIU must not die with our terminal's signals; we stop it ourselves at the deadline.
     ::signal(SIGINT, SIG_IGN);
     if (!BecomeUser(run_as)) ::_exit(126);
     const char* argv[] = {settings.binary.c_str(), "swrk", fd_arg.c_str(), nullptr};
-    ::execv(settings.binary.c_str(), const_cast<char* const*>(argv));
+    ::execve(settings.binary.c_str(), const_cast<char* const*>(argv), const_cast<char* const*>(envp.data()));
     ::_exit(127);
   }
   return SwrkProcess{pid, std::move(ours)};
@@ -156,8 +184,9 @@ Status ResponseError(const criu_resp& resp, const std::string& what, const std::
 
 // Runs one request through a fresh `criu swrk`. On deadline CRIU is killed.
 Result<criu_resp> Call(const CriuSettings& settings, const criu_req& req,
-                       const std::vector<int>& keep_fds, const std::optional<RunAs>& run_as = {}) {
-  CEDANA_ASSIGN_OR_RETURN(SwrkProcess criu, StartSwrk(settings, keep_fds, run_as));
+                       const std::vector<int>& keep_fds, const std::optional<RunAs>& run_as = {},
+                       const std::optional<RunAs>& files_owner = {}) {
+  CEDANA_ASSIGN_OR_RETURN(SwrkProcess criu, StartSwrk(settings, keep_fds, run_as, files_owner));
   auto deadline = std::chrono::steady_clock::now() + settings.timeout;
   if (Status s = SendRequest(criu.sock.get(), req); !s.ok()) {
     Reap(criu.pid, true);
@@ -248,18 +277,11 @@ Status CliFailure(const std::string& what, int status, const std::string& log,
 // stay open in it at their numbers.
 Result<pid_t> StartCriuCli(const CriuSettings& settings, const std::vector<std::string>& args,
                            const std::optional<RunAs>& run_as,
-                           const std::vector<int>& keep_fds = {}) {
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  argv.push_back(nullptr);
-  // The environment is built before fork: only async-signal-safe calls in the child.
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e)
-    if (std::strncmp(*e, "CRIU_FAULT=", 11) != 0) env_strings.emplace_back(*e);
-  if (settings.no_breakpoints) env_strings.push_back(std::string("CRIU_FAULT=") + kCriuFaultNoBreakpoints);
-  std::vector<const char*> envp;
-  for (const auto& e : env_strings) envp.push_back(e.c_str());
-  envp.push_back(nullptr);
+                           const std::vector<int>& keep_fds = {},
+                           const std::optional<RunAs>& files_owner = {}) {
+  std::vector<const char*> argv = Pointers(args);
+  std::vector<std::string> env = CriuEnvironment(settings, files_owner);
+  std::vector<const char*> envp = Pointers(env);
   UniqueFd devnull(::open("/dev/null", O_RDWR | O_CLOEXEC));
   if (!devnull.valid()) return ErrnoStatus(errno, "opening /dev/null");
   pid_t pid = ::fork();
@@ -442,7 +464,7 @@ Result<pid_t> CriuClient::RestoreStreaming(const RestoreRequest& request) const 
   auto deadline = std::chrono::steady_clock::now() + settings_.timeout;
   CEDANA_ASSIGN_OR_RETURN(
       pid_t pid, StartCriuCli(settings_, StreamingRestoreArgs(request, settings_.binary),
-                              request.run_as, keep));
+                              request.run_as, keep, request.files_owner));
   int status = 0;
   for (;;) {
     pid_t r = ::waitpid(pid, &status, WNOHANG);
@@ -484,7 +506,7 @@ Result<pid_t> CriuClient::Restore(const RestoreRequest& request) const {
   }
   CEDANA_RETURN_IF_ERROR(PrepareRunAs(settings_, request.run_as, opts));
   std::string log = request.images_dir + "/restore.log";
-  Result<criu_resp> resp = Call(settings_, req, keep, request.run_as);
+  Result<criu_resp> resp = Call(settings_, req, keep, request.run_as, request.files_owner);
   if (!resp.has_value()) {
     return Status(resp.error().code(), resp.error().message() + LogTailNote(log));
   }

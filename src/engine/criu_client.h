@@ -55,6 +55,11 @@ struct RestoreRequest {
   // The restored tree stays stopped (SIGSTOP) until the caller continues it (RestoreStreaming).
   bool leave_stopped = false;
   std::optional<RunAs> run_as;
+  // The filesystem identity CRIU opens every file of the images with (descriptors, mappings,
+  // executable, cwd, FIFOs, unix socket paths), without following symlinks in regular files'
+  // paths; ghost and link-remapped files are then refused. Our CRIU build reads it from
+  // CRIU_RESTORE_FS_OWNER. Unset: CRIU opens them as the user it runs as (root: anything).
+  std::optional<RunAs> files_owner;
 };
 
 class CriuClient {

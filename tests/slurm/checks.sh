@@ -23,10 +23,12 @@ submit() { sbatch --parsable "$@" | cut -d';' -f1; }
 # developer's, or one left by an aborted run) would take this suite's requests with its own
 # config, and the suite would fail much later at an unrelated check: stop at once instead.
 refuse_other_node_daemon() {
-  local status
+  local status socket
   status=$("${CEDANA:-cedana}" daemon status 2>/dev/null) || return 0
-  say "another cedana node daemon already listens on this host's socket ($(grep '^checkpoint dir' <<<"$status"));"
-  say "stop it first (systemctl stop cedana, or kill its pid: ss -xlp | grep cedana.sock)"
+  socket=$("${CEDANA:-cedana}" config show 2>/dev/null | awk '$1 == "daemon.socket" {print $2}')
+  say "another cedana node daemon already listens on $socket ($(grep '^checkpoint dir' <<<"$status"));"
+  say "this suite needs that socket for its own daemon: stop the other one first"
+  say "(systemctl stop cedana, or kill the pid that \`ss -xlp | grep $socket\` shows)"
   exit 1
 }
 
