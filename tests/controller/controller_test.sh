@@ -84,11 +84,16 @@ if cmake --install "$CEDANA_BUILD_DIR" --prefix "$T/stage" >/dev/null &&
   out=$(curl -s "$URL/v1/install/slurm?version=9.9.9" -H "Authorization: Bearer $ADMIN")
   check "installer: an unknown version says which ones exist" grep -q "version 9.9.9 is not available.*available: $version" <<<"$out"
   curl -fsS "$URL/v1/install/slurm" -H "Authorization: Bearer $ADMIN" >"$T/install.sh"
-  env -i PATH="$PATH" CEDANA_URL="$URL/v1" CEDANA_AUTH_TOKEN="$ADMIN" CEDANA_PREFIX="$T/prefix" \
+  # A curl that records its argv (what ps shows every user) before running the real one.
+  mkdir -p "$T/spy" && printf '#!/bin/sh\nprintf "%%s\\n" "$*" >>"%s"\nexec /usr/bin/curl "$@"\n' "$T/curl-argv" >"$T/spy/curl"
+  chmod +x "$T/spy/curl"
+  env -i PATH="$T/spy:$PATH" CEDANA_URL="$URL/v1" CEDANA_AUTH_TOKEN="$ADMIN" CEDANA_PREFIX="$T/prefix" \
     CEDANA_SLURM_SETUP=0 CEDANA_CONFIG="$T/installed.json" CEDANA_NODE_NAME=installed-node \
     CEDANA_CHECKPOINT_DIR=s3://my-checkpoints-bucket CEDANA_CHECKPOINT_STREAMS=4 CEDANA_CHECKPOINT_COMPRESSION=gzip \
     bash "$T/install.sh" >"$T/install.out" 2>&1
   check "installer: the script succeeds" test $? = 0
+  check "installer: curl ran, and the token was never in its argv" \
+    bash -c "grep -q install/bundle '$T/curl-argv' && ! grep -qF '$ADMIN' '$T/curl-argv'"
   check "installer: cedana runs from the prefix" bash -c "'$T/prefix/bin/cedana' version | grep -q '$version'"
   check "installer: cedana-slurm and the plugins are there" \
     test -x "$T/prefix/bin/cedana-slurm" -a -e "$T/prefix/share/cedana/plugins/slurm/spank_cedana.so"

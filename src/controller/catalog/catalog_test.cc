@@ -1,5 +1,12 @@
 #include "controller/catalog/catalog.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
 #include <gtest/gtest.h>
 
 namespace cedana::controller {
@@ -24,6 +31,35 @@ TEST(CatalogTest, MigrationsRunOnceAndRefuseNewerSchemas) {
   Status s = Migrate(**db);
   EXPECT_EQ(s.code(), Code::kFailedPrecondition);
   EXPECT_NE(s.message().find("newer"), std::string::npos);
+}
+
+mode_t ModeOf(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? st.st_mode & 07777 : 0;
+}
+
+// The catalog holds token hashes and every checkpoint's metadata: only its owner reads it, also
+// when the file was made before (by an older version, or by hand with the umask's mode).
+TEST(CatalogTest, SqliteFileIsOwnerOnly) {
+  char dir_template[] = "/tmp/cedana-catalog-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  std::string dir = dir_template;
+  {
+    auto db = OpenDatabase("sqlite://" + dir + "/new.db");
+    ASSERT_TRUE(db.has_value()) << db.error().ToString();
+    ASSERT_TRUE(Migrate(**db).ok());
+  }
+  EXPECT_EQ(ModeOf(dir + "/new.db"), 0600u);
+  std::ofstream(dir + "/old.db").close();
+  ASSERT_EQ(::chmod((dir + "/old.db").c_str(), 0644), 0);
+  {
+    auto db = OpenDatabase("sqlite://" + dir + "/old.db");
+    ASSERT_TRUE(db.has_value()) << db.error().ToString();
+  }
+  EXPECT_EQ(ModeOf(dir + "/old.db"), 0600u);
+  for (const char* f : {"/new.db", "/new.db-wal", "/new.db-shm", "/old.db", "/old.db-wal", "/old.db-shm"})
+    ::unlink((dir + f).c_str());
+  ::rmdir(dir.c_str());
 }
 
 TEST(CatalogTest, BadDatabaseUrlsSayWhatIsValid) {

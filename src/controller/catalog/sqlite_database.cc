@@ -1,11 +1,17 @@
 // SQLite driver of Database.
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
 
 #include <mutex>
 
 #include <fmt/format.h>
 
 #include "common/fs.h"
+#include "common/unique_fd.h"
 #include "controller/catalog/database.h"
 
 namespace cedana::controller {
@@ -91,6 +97,14 @@ Result<std::unique_ptr<Database>> OpenSqlite(const std::string& path) {
   if (path != ":memory:") {
     std::string dir = path.substr(0, path.rfind('/'));
     if (!dir.empty()) CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir)) << "catalog database " << path;
+  }
+  if (path != ":memory:") {
+    // Tokens' hashes, users and every checkpoint's metadata: readable by the controller only.
+    // SQLite gives its -wal and -shm files the database file's mode.
+    UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (!fd.valid()) return UnavailableError(fmt::format("opening catalog database {}: {}", path, std::strerror(errno)));
+    if (::fchmod(fd.get(), 0600) != 0)
+      return UnavailableError(fmt::format("making catalog database {} 0600: {}", path, std::strerror(errno)));
   }
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(path.c_str(), &db,

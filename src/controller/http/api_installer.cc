@@ -65,7 +65,9 @@ command -v curl >/dev/null || die "curl is needed"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 say "downloading cedana $VERSION from $URL"
-curl -fsS "$URL/install/bundle/$VERSION.tar.gz" -H "Authorization: Bearer $CEDANA_AUTH_TOKEN" -o "$tmp/bundle.tar.gz" ||
+# The token goes to curl on its stdin (printf is a builtin), never in an argv that ps shows.
+printf 'Authorization: Bearer %s\n' "$CEDANA_AUTH_TOKEN" |
+  curl -fsS -H @- "$URL/install/bundle/$VERSION.tar.gz" -o "$tmp/bundle.tar.gz" ||
   die "download of $URL/install/bundle/$VERSION.tar.gz failed"
 mkdir -p "$PREFIX"
 tar -xzf "$tmp/bundle.tar.gz" -C "$PREFIX" || die "unpacking into $PREFIX failed"
