@@ -22,7 +22,18 @@ constexpr int kPipeBytes = 1 << 20;  // fewer wake-ups of CRIU than the default 
 // Follows one stream's extraction into the positions and pages maps.
 class StreamedUnpack::Follower : public ExtractObserver {
  public:
-  Follower(StreamedUnpack* owner, int index) : owner_(owner), index_(index) {}
+  Follower(StreamedUnpack* owner, int index)
+      : owner_(owner), index_(index), head_bytes_(owner->manifest_.streams[index].head.raw_bytes) {}
+
+  // CRIU reads the head's images once they are verified, while the tail is still arriving and
+  // is verified only at the stream's end: an entry there that is not memory pages could rewrite
+  // an image CRIU already trusts (a core image's credentials). Only pages may follow the head.
+  Status Admit(const std::string& file, uint64_t, uint64_t archive_position) override {
+    if (archive_position < head_bytes_ || IsPagesImage(file)) return OkStatus();
+    return AbortedError(fmt::format(
+        "stream-{}: {} comes after the stream's verified head, where only memory pages may be "
+        "(the stored stream was altered)", index_, file));
+  }
 
   void EntryStarted(const std::string& file, uint64_t offset) override {
     if (!IsPagesImage(file)) return;
@@ -44,6 +55,7 @@ class StreamedUnpack::Follower : public ExtractObserver {
  private:
   StreamedUnpack* owner_;
   int index_;
+  uint64_t head_bytes_;
   uint64_t entry_offset_ = 0;
 };
 

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <map>
 #include <thread>
 
@@ -11,6 +13,7 @@
 #include "common/unique_fd.h"
 #include "image/bytes_for_test.h"
 #include "image/pack.h"
+#include "image/tar.h"
 #include "storage/local_store.h"
 #include "storage/temp_dir_for_test.h"
 
@@ -153,6 +156,37 @@ TEST_F(StreamedUnpackTest, ChangedPagesFailTheFinishAndTheirSend) {
   EXPECT_EQ(done.code(), Code::kAborted);
   EXPECT_NE(done.message().find("checksum mismatch"), std::string::npos) << done.message();
   EXPECT_FALSE(SendThroughPipe(**unpack, "pages-2.img").has_value());
+}
+
+// The first tail entry of an uncompressed stream renamed to a part of core-1.img, with a valid
+// tar header: without the tail rule it would rewrite the verified core image at offset 5 while
+// CRIU may already be reading it; the stream's checksum fails only at its end.
+TEST_F(StreamedUnpackTest, ATailEntryCannotRewriteAVerifiedImage) {
+  Manifest m = Pack(Codec::kNone, 1);
+  std::string path = store_.CheckpointDir(ref_) + "/stream-0";
+  std::string data = fs::ReadFile(path).value();
+  size_t header = m.streams[0].head.raw_bytes;
+  ASSERT_LT(header + 512, data.size());
+  ASSERT_EQ(data.compare(header, 6, "pages-"), 0) << "the tail starts with the pages";
+  std::string name = TarPartName("core-1.img", 5);
+  std::fill(data.begin() + header, data.begin() + header + 100, '\0');
+  data.replace(header, name.size(), name);
+  std::fill(data.begin() + header + 148, data.begin() + header + 156, ' ');  // chksum field
+  unsigned sum = 0;
+  for (size_t i = 0; i < 512; ++i) sum += static_cast<unsigned char>(data[header + i]);
+  char field[8];
+  std::snprintf(field, sizeof field, "%06o", sum);
+  data.replace(header + 148, 7, std::string(field, 6) + '\0');
+  ASSERT_TRUE(fs::WriteFileAtomic(path, data).ok());
+
+  auto unpack = StreamedUnpack::Start(store_, ref_, m, restored_);
+  ASSERT_TRUE(unpack.has_value());
+  ASSERT_TRUE((*unpack)->WaitForHeads().ok());  // the head itself is intact
+  Status done = (*unpack)->Finish();
+  EXPECT_EQ(done.code(), Code::kAborted);  // reported as the stream's checksum mismatch
+  EXPECT_NE(done.message().find("checksum mismatch"), std::string::npos) << done.message();
+  EXPECT_EQ(fs::ReadFile(restored_ + "/core-1.img").value(), ImageFiles().at("core-1.img"))
+      << "the verified core image was rewritten by the tail";
 }
 
 TEST_F(StreamedUnpackTest, CheckpointsWithoutHeadsNeedAFullUnpack) {

@@ -229,6 +229,7 @@ Status TarReader::ReadFull(void* data, size_t size) {
     if (n == 0) return AbortedError("tar: archive ends early (truncated)");
     p += n;
     size -= n;
+    position_ += n;
   }
   return OkStatus();
 }
@@ -237,6 +238,7 @@ Result<std::vector<std::string>> TarReader::ExtractAll(const std::string& dir) {
   std::vector<std::string> names;
   for (;;) {
     UstarHeader h;
+    uint64_t entry_position = position_;
     CEDANA_RETURN_IF_ERROR(ReadFull(&h, sizeof h));
     const auto* bytes = reinterpret_cast<const unsigned char*>(&h);
     if (std::all_of(bytes, bytes + sizeof h, [](unsigned char c) { return c == 0; })) {
@@ -260,8 +262,10 @@ Result<std::vector<std::string>> TarReader::ExtractAll(const std::string& dir) {
     }
     std::string base;
     uint64_t offset = 0;
-    if (ParsePartName(name, &base, &offset)) {
-      CEDANA_RETURN_IF_ERROR(CheckName(base));
+    bool part = ParsePartName(name, &base, &offset);
+    if (part) CEDANA_RETURN_IF_ERROR(CheckName(base));
+    if (observer_) CEDANA_RETURN_IF_ERROR(observer_->Admit(part ? base : name, offset, entry_position));
+    if (part) {
       CEDANA_RETURN_IF_ERROR(ExtractFile(dir, base, size, static_cast<uint32_t>(mode), offset));
     } else {
       CEDANA_RETURN_IF_ERROR(ExtractFile(dir, name, size, static_cast<uint32_t>(mode), std::nullopt));

@@ -74,6 +74,12 @@ class ExtractObserver {
   virtual void EntryStarted(const std::string& file, uint64_t offset) = 0;
   // After `size` bytes of `file` at `offset` were written.
   virtual void Wrote(const std::string& file, uint64_t offset, uint64_t size) = 0;
+  // Before anything of an entry is written: whether `file` (a part's file, from `offset`) may
+  // be, given that its tar header starts `archive_position` bytes into the archive. An error
+  // stops the extraction with it. Default: every entry.
+  virtual Status Admit(const std::string& file, uint64_t offset, uint64_t archive_position) {
+    return OkStatus();
+  }
 };
 
 class TarReader {
@@ -98,6 +104,7 @@ class TarReader {
   storage::ByteSource* in_;
   ExtractObserver* observer_;
   std::vector<char> buf_;
+  uint64_t position_ = 0;  // bytes of the archive read so far
 };
 
 }  // namespace cedana::image
