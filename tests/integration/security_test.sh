@@ -6,6 +6,11 @@
 # and asks for the restore. A check fails when the attack succeeds (the restored process reads,
 # writes or creates what the user could not); each has a positive control, the same steps without
 # the swap, which must restore and work, so that a broken restore cannot pass for a refusal.
+#
+#   security_test.sh                privileged mode: CRIU runs as root
+#   security_test.sh unprivileged   CRIU runs as the user with the seeds' file capabilities,
+#                                   CAP_DAC_READ_SEARCH among them
+MODE=${1:-privileged}
 source "$(dirname "$0")/lib.sh"
 
 ALICE=cedana-alice
@@ -16,7 +21,21 @@ HOLDER=$WORKLOADS/fd_holder.py
 R=$T/root A=$T/alice
 install -d -m 0755 "$R"
 install -d -m 0755 -o "$ALICE" "$A"
-start_daemon || exit 1
+if [ "$MODE" = unprivileged ]; then
+  # criu with the seeds' capabilities (a copy: the installed one is shared with other suites),
+  # and alice's directory of the checkpoint dir, as an admin makes it on an export.
+  CRIU_DIR=$(mktemp -d /var/tmp/cedana-criu.XXXXXX) && chmod 755 "$CRIU_DIR"
+  CLEANUPS+=("rm -rf '$CRIU_DIR'")
+  cp "$(readlink -f "$(command -v criu || echo /opt/cedana/criu/sbin/criu)")" "$CRIU_DIR/criu"
+  setcap cap_sys_ptrace,cap_dac_read_search,cap_checkpoint_restore+eip "$CRIU_DIR/criu"
+  export CEDANA_CRIU_BINARY=$CRIU_DIR/criu
+  install -d -m 0755 "$CEDANA_CHECKPOINT_DIR" && install -d -m 0700 -o "$ALICE" "$CEDANA_CHECKPOINT_DIR/$ALICE"
+  start_daemon CEDANA_SLURM_UNPRIVILEGED=1 || exit 1
+  at_end() { check "criu ran as alice (unprivileged mode)" grep -q "dump: criu runs as $ALICE (unprivileged mode)" "$T/daemon.log"; }
+else
+  at_end() { :; }
+  start_daemon || exit 1
+fi
 
 # hold ROUND MODE PATH: alice's holder of PATH in its own session, as `cedana dump --pid` wants
 # it; prints its pid once it holds the file.
@@ -187,4 +206,5 @@ wait_for 10 bash -c "! kill -0 $rpid 2>/dev/null"
 check "ghost control: root's process with a deleted file restores" "$CEDANA" restore "$rck"
 stop_restored
 
+at_end
 finish
