@@ -160,7 +160,7 @@ int RunController(const Config& config) {
   }
   std::string key;
   if (Result<std::string> k = image::ReadClusterKey(config.cluster_key_file); k.has_value()) key = *k;
-  else log::Warn("controller: cluster key {} not readable: checkpoints are listed as unverified", config.cluster_key_file);
+  else log::Warn("controller: cluster key {} not readable: no checkpoint is indexed (only manifests it verifies are)", config.cluster_key_file);
 
   Watcher watcher(config, **catalog, key);
   ApiServices services;

@@ -28,6 +28,8 @@ struct CheckpointRef {
 
 // Names inside a checkpoint: the manifest (the commit point) and the streams.
 inline constexpr char kManifestName[] = "manifest.json";
+// A manifest is a few KiB; storage a user can write may hold anything under that name.
+inline constexpr size_t kMaxManifestBytes = 1 << 20;
 std::string StreamName(int index);  // "stream-<index>"
 
 // kInvalidArgument unless owner, label and id are each one safe path component: refs come from
@@ -55,7 +57,9 @@ class CheckpointStore {
   virtual Status Delete(const CheckpointRef& ref) = 0;
 
   virtual Result<std::unique_ptr<ByteSource>> OpenStream(const CheckpointRef& ref, int index) = 0;
-  // kNotFound when the checkpoint is not committed.
+  // kNotFound when the checkpoint is not committed; kInvalidArgument when the manifest is larger
+  // than kMaxManifestBytes, not a regular file, or reached through a symlink (local stores:
+  // none of owner, label, id and the file itself may be one). Never reads more than the limit.
   virtual Result<std::string> ReadManifest(const CheckpointRef& ref) = 0;
 
   // Committed checkpoints, optionally only of one owner and/or label, in no particular order.

@@ -1,12 +1,16 @@
 #include "storage/local_store.h"
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "common/fs.h"
 #include "common/unique_fd.h"
@@ -191,11 +195,39 @@ Result<std::unique_ptr<ByteSource>> LocalStore::OpenStream(const CheckpointRef& 
 
 Result<std::string> LocalStore::ReadManifest(const CheckpointRef& ref) {
   CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
-  auto data = fs::ReadFile(CheckpointDir(ref) + "/" + kManifestName);
-  if (!data.has_value() && data.error().code() == Code::kNotFound) {
-    return NotFoundError("checkpoint " + ref.Path() + " in " + root_ +
-                         " is not committed (no manifest.json)");
+  std::string path = CheckpointDir(ref) + "/" + kManifestName;
+  UniqueFd root(::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!root.valid()) return ErrnoStatus(errno, "opening checkpoint dir " + root_);
+  // Owners' directories may be theirs to change (unprivileged mode): resolve the whole rest of
+  // the path without symlinks, and O_NONBLOCK so that a FIFO in its place cannot block us.
+  std::string rel = ref.Path() + "/" + kManifestName;
+  open_how how{};
+  how.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH;
+  UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, root.get(), rel.c_str(), &how, sizeof how)));
+  if (!fd.valid()) {
+    if (errno == ENOENT)
+      return NotFoundError("checkpoint " + ref.Path() + " in " + root_ + " is not committed (no manifest.json)");
+    if (errno == ELOOP || errno == EXDEV)
+      return InvalidArgumentError(path + " is reached through a symlink; refusing it");
+    return ErrnoStatus(errno, "opening " + path);
   }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, "stat " + path);
+  if (!S_ISREG(st.st_mode)) return InvalidArgumentError(path + " is not a regular file");
+  if (static_cast<uint64_t>(st.st_size) > kMaxManifestBytes)
+    return InvalidArgumentError(fmt::format("{} is {} bytes, more than a manifest may be ({})", path,
+                                            st.st_size, kMaxManifestBytes));
+  std::string data(static_cast<size_t>(st.st_size), '\0');
+  size_t got = 0;
+  while (got < data.size()) {
+    ssize_t n = ::read(fd.get(), data.data() + got, data.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus(errno, "reading " + path);
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  data.resize(got);
   return data;
 }
 

@@ -109,6 +109,41 @@ TEST(LocalStoreTest, StreamRoundTripAndCommit) {
   EXPECT_EQ(store.OpenStream(ref, 2).error().code(), Code::kNotFound);
 }
 
+// A user may own their directory of the store (unprivileged mode, NFS) and put anything there
+// under a manifest's name: a symlink to another user's manifest or a root-only file, a symlinked
+// label dir, a FIFO (which would block the reader), a file of gigabytes.
+TEST(LocalStoreTest, ManifestReadsFollowNoSymlinkAndAreBounded) {
+  TempDir tmp;
+  LocalStore store(tmp.path());
+  CheckpointRef bob{"bob", "l", "c-0"}, ref{"alice", "l", "c-1"};
+  ASSERT_TRUE(store.Commit(bob, "{\"owner\":\"bob\"}").ok());
+  std::string dir = store.CheckpointDir(ref);
+  ASSERT_TRUE(fs::MakeDirs(dir, 0700).ok());
+  std::string manifest = dir + "/manifest.json";
+
+  ASSERT_EQ(::symlink((store.CheckpointDir(bob) + "/manifest.json").c_str(), manifest.c_str()), 0);
+  auto linked = store.ReadManifest(ref);
+  ASSERT_FALSE(linked.has_value());
+  EXPECT_EQ(linked.error().code(), Code::kInvalidArgument) << linked.error().ToString();
+  EXPECT_NE(linked.error().message().find("symlink"), std::string::npos);
+
+  ::unlink(manifest.c_str());
+  ASSERT_EQ(::mkfifo(manifest.c_str(), 0600), 0);
+  EXPECT_EQ(store.ReadManifest(ref).error().code(), Code::kInvalidArgument);  // and returns
+
+  ::unlink(manifest.c_str());
+  ASSERT_TRUE(fs::WriteFileAtomic(manifest, std::string(kMaxManifestBytes + 1, ' '), 0600).ok());
+  auto big = store.ReadManifest(ref);
+  ASSERT_FALSE(big.has_value());
+  EXPECT_NE(big.error().message().find("more than a manifest may be"), std::string::npos);
+
+  // A label dir that is a symlink to bob's label: bob's manifest must not be read as alice's.
+  CheckpointRef via_link{"alice", "bobs", "c-0"};
+  ASSERT_EQ(::symlink((tmp.path() + "/bob/l").c_str(), (tmp.path() + "/alice/bobs").c_str()), 0);
+  EXPECT_EQ(store.ReadManifest(via_link).error().code(), Code::kInvalidArgument);
+  EXPECT_TRUE(store.ReadManifest(bob).has_value());
+}
+
 TEST(LocalStoreTest, ListFiltersAndSkipsUncommitted) {
   TempDir tmp;
   LocalStore store(tmp.path());

@@ -308,10 +308,14 @@ Status Client::PutObject(const std::string& key, std::string_view body) {
   return Perform(req).error();
 }
 
-Result<std::string> Client::GetObject(const std::string& key) {
+Result<std::string> Client::GetObject(const std::string& key, std::optional<size_t> max_bytes) {
   Request req;
   req.key = key;
+  if (max_bytes) req.headers.push_back(fmt::format("Range: bytes=0-{}", *max_bytes));
   CEDANA_ASSIGN_OR_RETURN(Response resp, Perform(req));
+  if (max_bytes && resp.body.size() > *max_bytes)
+    return InvalidArgumentError(fmt::format("S3 object {} in {} is larger than {} bytes", key,
+                                            Describe(), *max_bytes));
   return std::move(resp.body);
 }
 

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,7 +54,9 @@ class Client {
   std::string Describe() const;
 
   Status PutObject(const std::string& key, std::string_view body);
-  Result<std::string> GetObject(const std::string& key);
+  // With max_bytes, asks for no more than max_bytes + 1 bytes: kInvalidArgument when the object
+  // is larger than max_bytes.
+  Result<std::string> GetObject(const std::string& key, std::optional<size_t> max_bytes = {});
   Result<ObjectInfo> HeadObject(const std::string& key);
   // Reads [offset, offset+length) of `key` into *out; if etag is not empty the object must
   // still have it (kAborted when it was replaced meanwhile).

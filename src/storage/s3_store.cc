@@ -238,7 +238,7 @@ Result<std::unique_ptr<ByteSource>> S3Store::OpenStream(const CheckpointRef& ref
 
 Result<std::string> S3Store::ReadManifest(const CheckpointRef& ref) {
   CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
-  Result<std::string> data = client_->GetObject(KeyOf(ref, kManifestName));
+  Result<std::string> data = client_->GetObject(KeyOf(ref, kManifestName), kMaxManifestBytes);
   if (!data.has_value() && data.error().code() == Code::kNotFound) {
     return NotFoundError("checkpoint " + ref.Path() + " in " + Describe() +
                          " is not committed (no manifest.json)");

@@ -57,7 +57,7 @@ struct CheckpointRecord {
   int64_t image_size = 0;
   std::string codec;
   int64_t streams = 1;
-  std::string state;  // good | unverified | invalid (see CheckpointIndexer)
+  std::string state;  // "good": the indexer keeps only manifests whose MAC verifies
   std::string location;
   std::optional<int64_t> policy_id;
   std::string manifest;  // the manifest JSON

@@ -1,5 +1,7 @@
 #include "controller/watch/checkpoint_indexer.h"
 
+#include <set>
+
 #include "common/log.h"
 #include "image/manifest.h"
 #include "storage/checkpoint_store.h"
@@ -9,29 +11,54 @@ namespace cedana::controller {
 CheckpointIndexer::CheckpointIndexer(const Config& config, Catalog& catalog, std::string cluster_key)
     : config_(config), catalog_(catalog), cluster_key_(std::move(cluster_key)) {}
 
+// Why a manifest read from storage is not indexed ("" when it is): storage may be writable by
+// users, so only what the cluster key signed counts, and it must sit at its own path.
+std::string CheckpointIndexer::Refusal(const storage::CheckpointRef& ref, const image::Manifest& m) const {
+  if (cluster_key_.empty()) return "the controller has no cluster key to verify it with";
+  if (Status v = image::VerifyManifest(m, cluster_key_); !v.ok()) return v.message();
+  if (m.owner != ref.owner || m.label != ref.label || m.id != ref.id)
+    return "its signed owner, label and id (" + m.owner + "/" + m.label + "/" + m.id +
+           ") are not its path's";
+  return "";
+}
+
 Status CheckpointIndexer::Refresh() {
   CEDANA_ASSIGN_OR_RETURN(auto store, storage::OpenStore(config_.checkpoint_dir, config_));
   CEDANA_ASSIGN_OR_RETURN(auto refs, store->List(std::nullopt, std::nullopt));
   std::vector<CheckpointRecord> found;
   std::map<std::string, CheckpointRecord> now;
+  std::set<std::string> refused;
   for (const auto& ref : refs) {
-    auto it = known_.find(ref.id);
-    if (it != known_.end()) {
-      now[ref.id] = it->second;
+    const std::string path = ref.Path();
+    if (auto it = known_.find(path); it != known_.end()) {
+      now[path] = it->second;
       found.push_back(it->second);
       continue;
     }
-    Result<std::string> text = store->ReadManifest(ref);
-    if (!text.has_value()) continue;  // deleted while listing
-    Result<image::Manifest> m = image::ParseManifest(*text);
-    if (!m.has_value()) {
-      log::Warn("index: checkpoint {} has a malformed manifest: {}", ref.Path(), m.error().ToString());
+    if (refused_.count(path) != 0) {
+      refused.insert(path);
       continue;
     }
+    Result<std::string> text = store->ReadManifest(ref);
+    if (!text.has_value()) {
+      if (text.error().code() != Code::kNotFound) {  // not deleted while listing: refused
+        log::Warn("index: checkpoint {} not indexed: {}", path, text.error().ToString());
+        refused.insert(path);
+      }
+      continue;
+    }
+    Result<image::Manifest> m = image::ParseManifest(*text);
+    std::string why = m.has_value() ? Refusal(ref, *m) : "malformed manifest: " + m.error().message();
+    if (!why.empty()) {
+      log::Warn("index: checkpoint {} not indexed: {}", path, why);
+      refused.insert(path);
+      continue;
+    }
+    // Everything below is the signed content's, not the path's.
     CheckpointRecord c;
     c.id = m->id;
-    c.owner = m->owner;  // signed; the store path is only layout
-    c.label = ref.label;
+    c.owner = m->owner;
+    c.label = m->label;
     if (!m->job_id.empty()) {
       try {
         c.job_id = std::stoll(m->job_id);
@@ -44,18 +71,15 @@ Status CheckpointIndexer::Refresh() {
     c.image_size = static_cast<int64_t>(m->images_bytes);
     c.codec = std::string(image::CodecName(m->codec));
     c.streams = static_cast<int64_t>(m->streams.size());
-    c.state = cluster_key_.empty() ? "unverified"
-              : image::VerifyManifest(*m, cluster_key_).ok() ? "good"
-                                                             : "invalid";
-    // A manifest moved under another owner's or label's path is not that owner's checkpoint.
-    if (m->owner != ref.owner || m->label != ref.label) c.state = "invalid";
-    c.location = store->Describe() + "/" + ref.Path();
+    c.state = "good";
+    c.location = store->Describe() + "/" + path;
     c.manifest = *text;
-    now[ref.id] = c;
+    now[path] = c;
     found.push_back(std::move(c));
   }
   CEDANA_RETURN_IF_ERROR(catalog_.SyncCheckpoints(found));
   known_ = std::move(now);
+  refused_ = std::move(refused);
   return OkStatus();
 }
 

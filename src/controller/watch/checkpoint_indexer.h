@@ -1,21 +1,27 @@
 // CheckpointIndexer: keeps the catalog's checkpoint index equal to the checkpoint storage (the
-// source of truth, DESIGN.md §4): new committed checkpoints are added with what their manifests
-// say, vanished ones removed. Manifests are read once per checkpoint id. Not thread-safe: one
-// watcher thread calls Refresh.
+// source of truth): new committed checkpoints are added with what their manifests say, vanished
+// ones removed. Only manifests whose MAC verifies with the cluster key and whose signed owner,
+// label and id are their path's are indexed (storage may be writable by users: one user must not
+// place entries in another's listing); the rest are logged once and left out. Manifests are read
+// once per checkpoint path. Not thread-safe: one watcher thread calls Refresh.
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "common/config.h"
 #include "common/result.h"
 #include "controller/catalog/catalog.h"
+#include "image/manifest.h"
+#include "storage/checkpoint_store.h"
 
 namespace cedana::controller {
 
 class CheckpointIndexer {
  public:
-  // cluster_key: verifies manifests ("good") when readable; "" marks them "unverified".
+  // cluster_key: what manifests must be signed with; "" indexes nothing (and says so per
+  // checkpoint in the log).
   CheckpointIndexer(const Config& config, Catalog& catalog, std::string cluster_key);
   // kUnavailable when the storage cannot be listed; the index is left as it was.
   Status Refresh();
@@ -24,7 +30,10 @@ class CheckpointIndexer {
   const Config& config_;
   Catalog& catalog_;
   const std::string cluster_key_;
-  std::map<std::string, CheckpointRecord> known_;
+  std::string Refusal(const storage::CheckpointRef& ref, const image::Manifest& m) const;
+
+  std::map<std::string, CheckpointRecord> known_;  // by checkpoint path
+  std::set<std::string> refused_;                  // paths not indexed, not read again
 };
 
 }  // namespace cedana::controller

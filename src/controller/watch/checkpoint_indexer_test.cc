@@ -1,0 +1,83 @@
+#include "controller/watch/checkpoint_indexer.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "controller/catalog/database.h"
+#include "image/manifest.h"
+#include "storage/local_store.h"
+#include "storage/temp_dir_for_test.h"
+
+namespace cedana::controller {
+namespace {
+
+constexpr char kKey[] = "0123456789abcdef0123456789abcdef0123456789abcdef";
+
+class CheckpointIndexerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    config_.checkpoint_dir = tmp_.path();
+    auto db = OpenDatabase("sqlite::memory:");
+    ASSERT_TRUE(db.has_value());
+    ASSERT_TRUE(Migrate(**db).ok());
+    catalog_ = std::make_unique<Catalog>(std::move(db).value());
+  }
+
+  // Commits at `at` a manifest that says owner/label/id of `says`, signed with `key` ("" none).
+  void Commit(const storage::CheckpointRef& at, const storage::CheckpointRef& says, const std::string& key) {
+    image::Manifest m;
+    m.id = says.id;
+    m.label = says.label;
+    m.owner = says.owner;
+    m.owner_uid = 1000;
+    m.owner_gid = 1000;
+    m.streams.push_back({});
+    m.streams[0].name = "stream-0";
+    m.streams[0].sha256 = std::string(64, 'a');
+    if (!key.empty()) image::SignManifest(&m, key);
+    ASSERT_TRUE(store_.Commit(at, image::ManifestToJson(m)).ok());
+  }
+
+  std::vector<std::string> Indexed() {
+    auto list = catalog_->ListCheckpoints({});
+    EXPECT_TRUE(list.has_value());
+    std::vector<std::string> ids;
+    for (const auto& c : *list) ids.push_back(c.owner + "/" + c.label + "/" + c.id + ":" + c.state);
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  }
+
+  storage::testing::TempDir tmp_;
+  storage::LocalStore store_{tmp_.path()};
+  Config config_;
+  std::unique_ptr<Catalog> catalog_;
+};
+
+// Storage a user can write (unprivileged mode, NFS) must not put entries into anyone's listing:
+// only signed manifests at their own path are indexed, with the signed owner, label and id.
+TEST_F(CheckpointIndexerTest, IndexesOnlySignedManifestsAtTheirOwnPath) {
+  Commit({"alice", "train", "c-good"}, {"alice", "train", "c-good"}, kKey);
+  Commit({"alice", "train", "c-unsigned"}, {"alice", "train", "c-unsigned"}, "");
+  Commit({"alice", "train", "c-otherkey"}, {"alice", "train", "c-otherkey"},
+         "ffffffffffffffffffffffffffffffffffffffffffffffff");
+  // alice's signed manifest copied under bob's path: not bob's checkpoint.
+  Commit({"bob", "train", "c-moved"}, {"alice", "train", "c-moved"}, kKey);
+  // a signed manifest under another id than its own.
+  Commit({"alice", "train", "c-renamed"}, {"alice", "train", "c-good"}, kKey);
+  CheckpointIndexer indexer(config_, *catalog_, kKey);
+  ASSERT_TRUE(indexer.Refresh().ok());
+  EXPECT_EQ(Indexed(), std::vector<std::string>{"alice/train/c-good:good"});
+  ASSERT_TRUE(indexer.Refresh().ok());  // refused ones stay out without being read again
+  EXPECT_EQ(Indexed(), std::vector<std::string>{"alice/train/c-good:good"});
+}
+
+TEST_F(CheckpointIndexerTest, WithoutAClusterKeyNothingIsIndexed) {
+  Commit({"alice", "train", "c-good"}, {"alice", "train", "c-good"}, kKey);
+  CheckpointIndexer indexer(config_, *catalog_, "");
+  ASSERT_TRUE(indexer.Refresh().ok());
+  EXPECT_TRUE(Indexed().empty());
+}
+
+}  // namespace
+}  // namespace cedana::controller
