@@ -17,8 +17,10 @@
 #include "common/hex.h"
 #include "common/log.h"
 #include "common/scope_exit.h"
+#include "common/system_names.h"
 #include "common/unique_fd.h"
 #include "daemon/caller_files.h"
+#include "daemon/slurm_spool.h"
 #include "daemon/supervisor.h"
 #include "engine/image_serve.h"
 #include "engine/process_tree.h"
@@ -26,6 +28,7 @@
 #include "image/image_creds.h"
 #include "image/pack.h"
 #include "image/streamed_unpack.h"
+#include "slurm/slurm_install.h"
 
 namespace cedana::daemon {
 namespace {
@@ -59,34 +62,25 @@ Result<std::vector<Candidate>> FindCandidates(Node& node, const Caller& caller,
 
 // A SLURM batch script the dumped bash had open must exist at its old path for CRIU (it
 // restores files by path and checks their size). A requeued job has it there again; for a
-// resubmitted job it is written back from the checkpoint. Returns the path it wrote, or "".
-Result<std::string> PutBackSlurmScript(const image::Manifest& m, WorkloadSpec* spec) {
+// resubmitted job it is written back from the checkpoint, only where slurmd keeps the dumped
+// job's script (slurm_spool.h). Returns the path it wrote, or "".
+Result<std::string> PutBackSlurmScript(const Node& node, const image::Manifest& m, WorkloadSpec* spec) {
   if (!m.workload.contains("slurm_script")) return std::string();
   std::string path = m.workload["slurm_script"].value("path", "");
   spec->slurm_script = path;
   if (path.empty() || fs::Exists(path)) return std::string();
-  // Root writes here: only slurmd's layout (<spool>/job<N>/slurm_script), never through a
-  // symlink, never setuid/setgid bits, and the file belongs to the checkpoint's owner.
-  if (!IsSlurmScriptPath(path))
-    return InvalidArgumentError("checkpoint keeps a batch script at " + path + ", not a slurmd spool path");
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  struct stat st {};
-  if (::lstat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
-    return InvalidArgumentError(dir + " is not a directory");
-  CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir, 0755));
+  std::string conf_path = slurm::DefaultSlurmInstallPaths().slurm_conf;
+  Result<std::string> conf = fs::ReadFile(conf_path);
+  if (!conf.has_value())
+    return conf.error().WithContext("reading SlurmdSpoolDir from " + conf_path +
+                                    " to put the batch script back");
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  std::string spool = SlurmdSpoolDir(*conf, NodeName(node.config()), host);
   // CRIU checks size and mode of the file it reopens: both must be as dumped.
   const auto& script = m.workload["slurm_script"];
-  mode_t mode = script.value("mode", 0700u) & 0777;
-  std::string data = HexDecode(script.value("hex", ""));
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  if (!fd.valid()) return ErrnoStatus(errno, "writing the batch script back to " + path);
-  if (::fchown(fd.get(), m.owner_uid, m.owner_gid) != 0) {
-    // Root-squashed spool dirs refuse chown; the file stays readable for the restore.
-  }
-  if (::write(fd.get(), data.data(), data.size()) != static_cast<ssize_t>(data.size()) ||
-      ::fchmod(fd.get(), mode) != 0)
-    return ErrnoStatus(errno, "writing the batch script back to " + path);
-  spec->slurm_script = path;
+  CEDANA_RETURN_IF_ERROR(WriteSlurmScript(spool, m.job_id, path, HexDecode(script.value("hex", "")),
+                                          script.value("mode", 0700u), m.owner_uid, m.owner_gid));
   return path;
 }
 
@@ -223,7 +217,7 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   // The owner's groups now: CRIU opens the images' files with them (and runs with them in
   // unprivileged mode), so a restore opens only what the owner could open at this moment.
   if (m.owner_uid != 0) spec.groups = GroupsOf(m.owner_uid, m.owner_gid);
-  CEDANA_ASSIGN_OR_RETURN(std::string placed_script, PutBackSlurmScript(m, &spec));
+  CEDANA_ASSIGN_OR_RETURN(std::string placed_script, PutBackSlurmScript(node, m, &spec));
   ScopeExit remove_script([&] {
     // CRIU has the file open in the restored bash now (or failed): the path may go.
     if (!placed_script.empty()) {
