@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/fs.h"
+#include "common/system_names.h"
 
 namespace cedana::image {
 namespace {
@@ -16,6 +17,8 @@ constexpr uint32_t kImgCommonMagic = 0x54564319;
 constexpr uint32_t kCoreMagic = 0x55053847;
 // Field numbers in CRIU's images/core.proto and creds.proto.
 constexpr uint32_t kCoreTaskCore = 3;     // core_entry.tc
+constexpr uint32_t kCoreIds = 4;          // core_entry.ids (task_kobj_ids_entry)
+constexpr uint32_t kIdsFirstNs = 5;       // pid_ns_id .. time_ns_id are fields 5 to 12
 constexpr uint32_t kCoreThreadCore = 5;   // core_entry.thread_core
 constexpr uint32_t kThreadCoreCreds = 10; // thread_core_entry.creds
 constexpr uint32_t kTaskCoreState = 1;    // task_core_entry.task_state
@@ -130,7 +133,7 @@ bool ParseCreds(std::string_view msg, TaskCreds* c) {
       case 6: c->sgid = v; break;
       case 7: c->fsuid = v; break;
       case 8: c->fsgid = v; break;
-      case 10: case 11: AddRepeated(f, &caps); break;  // cap_prm, cap_eff
+      case 9: case 10: case 11: case 19: AddRepeated(f, &caps); break;  // inh, prm, eff, amb
       case 14: AddRepeated(f, &c->groups); break;
       default: break;
     }
@@ -157,6 +160,12 @@ Result<std::optional<TaskCreds>> ParseCoreImage(const std::string& name, std::st
   std::string_view core = img.substr(12, size), thread, creds;
   TaskCreds c;
   c.image = name;
+  if (std::string_view ids; SubMessage(core, kCoreIds, &ids)) {
+    for (uint32_t i = 0; i < c.namespaces.size(); ++i) {
+      Field f;
+      if (FindField(ids, kIdsFirstNs + i, 0, &f)) c.namespaces[i] = static_cast<uint32_t>(f.varint);
+    }
+  }
   if (!SubMessage(core, kCoreThreadCore, &thread) || !SubMessage(thread, kThreadCoreCreds, &creds) ||
       !ParseCreds(creds, &c)) {
     if (IsZombie(core)) return std::optional<TaskCreds>();
@@ -180,8 +189,13 @@ Result<std::vector<TaskCreds>> ReadImageCreds(const std::string& images_dir) {
   return out;
 }
 
-Status CheckCredsOfOwner(const std::vector<TaskCreds>& tasks, uid_t owner_uid, gid_t owner_gid) {
+Status CheckCredsOfOwner(const std::vector<TaskCreds>& tasks, uid_t owner_uid, gid_t owner_gid,
+                         const std::vector<gid_t>& owner_groups) {
   if (owner_uid == 0) return OkStatus();
+  auto owners = [&](uint32_t g) {
+    return g == owner_gid || std::find(owner_groups.begin(), owner_groups.end(), g) != owner_groups.end();
+  };
+  static constexpr const char* kNamespaces[] = {"pid", "net", "ipc", "uts", "mnt", "user", "cgroup", "time"};
   for (const TaskCreds& t : tasks) {
     for (uint32_t u : {t.uid, t.euid, t.suid, t.fsuid})
       if (u != owner_uid)
@@ -189,9 +203,18 @@ Status CheckCredsOfOwner(const std::vector<TaskCreds>& tasks, uid_t owner_uid, g
             "{} runs with uid {} (a setuid program?), not its owner's {}: a checkpoint of it would "
             "give the owner that identity back on restore", t.image, u, owner_uid));
     for (uint32_t g : {t.gid, t.egid, t.sgid, t.fsgid})
-      if (g != owner_gid && std::find(t.groups.begin(), t.groups.end(), g) == t.groups.end())
+      if (!owners(g))
         return PermissionDeniedError(fmt::format(
             "{} runs with gid {} (a setgid program?), which is not one of its owner's groups", t.image, g));
+    for (uint32_t g : t.groups)
+      if (!owners(g))
+        return PermissionDeniedError(fmt::format(
+            "{} holds supplementary group {}, which its owner is not in (now)", t.image, g));
+    for (size_t i = 0; i < t.namespaces.size(); ++i)
+      if (t.namespaces[i] != tasks.front().namespaces[i])
+        return PermissionDeniedError(fmt::format(
+            "{} is in a {} namespace of its own (the tree made one): a restore would create it "
+            "as root", t.image, kNamespaces[i]));
     if (t.has_capabilities)
       return PermissionDeniedError(fmt::format(
           "{} holds capabilities (a program with file capabilities?) that its owner does not have", t.image));
@@ -204,7 +227,7 @@ Status CheckImagesOwnedBy(const std::string& images_dir, uid_t owner_uid, gid_t 
   // also keeps a dump shape CRIU writes that we do not know yet from failing root's dumps.
   if (owner_uid == 0) return OkStatus();
   CEDANA_ASSIGN_OR_RETURN(std::vector<TaskCreds> tasks, ReadImageCreds(images_dir));
-  return CheckCredsOfOwner(tasks, owner_uid, owner_gid);
+  return CheckCredsOfOwner(tasks, owner_uid, owner_gid, GroupsOf(owner_uid, owner_gid));
 }
 
 }  // namespace cedana::image

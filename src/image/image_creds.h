@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,20 +24,31 @@ namespace cedana::image {
 struct TaskCreds {
   std::string image;  // core-<tid>.img
   uint32_t uid = 0, gid = 0, euid = 0, egid = 0, suid = 0, sgid = 0, fsuid = 0, fsgid = 0;
-  bool has_capabilities = false;  // any bit in the permitted or effective set
+  // Any bit in the permitted, effective, inheritable or ambient set. (The bounding set is no
+  // privilege: it only limits what an exec can gain, and a restore cannot raise it.)
+  bool has_capabilities = false;
   std::vector<uint32_t> groups;
+  // CRIU's ids of the task's pid, net, ipc, uts, mnt, user, cgroup and time namespaces
+  // (core_entry.ids; 0 when not recorded).
+  std::array<uint32_t, 8> namespaces{};
 };
 
 // Every core-*.img of the images dir but zombies' (they have no credentials). kInternal for an
 // image that does not parse (a CRIU whose format changed).
 Result<std::vector<TaskCreds>> ReadImageCreds(const std::string& images_dir);
 
-// For a non-root owner: every uid must be the owner's, every gid the owner's primary group or
-// one of the task's supplementary groups, and no task may hold capabilities. kPermissionDenied
-// naming the first task that does not comply. Root owners may hold anything.
-Status CheckCredsOfOwner(const std::vector<TaskCreds>& tasks, uid_t owner_uid, gid_t owner_gid);
+// For a non-root owner: every uid must be the owner's; every gid and every supplementary group
+// the owner's primary group or one of `owner_groups` (the owner's groups now, not the task's
+// own list); no task may hold capabilities; and every task must be in the same namespaces (one
+// that made its own, which an unprivileged user can only do inside a user namespace, would have
+// CRIU create namespaces as root). kPermissionDenied naming the first task that does not
+// comply. Root owners may hold anything. no_new_privs and seccomp filters are restrictions,
+// not privileges; CRIU restores both as dumped.
+Status CheckCredsOfOwner(const std::vector<TaskCreds>& tasks, uid_t owner_uid, gid_t owner_gid,
+                         const std::vector<gid_t>& owner_groups);
 
-// Both of the above on a CRIU images dir: what a dump and a restore check.
+// Both of the above on a CRIU images dir, with the owner's groups from the system's group
+// database: what a dump and a restore check.
 Status CheckImagesOwnedBy(const std::string& images_dir, uid_t owner_uid, gid_t owner_gid);
 
 }  // namespace cedana::image

@@ -29,23 +29,33 @@ std::string U32(uint32_t v) { return std::string(reinterpret_cast<const char*>(&
 struct Creds {
   uint32_t uid = 1000, gid = 1000;
   uint32_t euid = 1000, egid = 1000;
-  std::vector<uint32_t> cap_eff;
+  std::vector<uint32_t> cap_eff, cap_inh, cap_amb;
   std::vector<uint32_t> groups;
+  uint32_t net_ns = 0xf0000001;  // task_kobj_ids_entry.net_ns_id
 };
 
 std::string CoreImage(const Creds& c) {
   std::string creds = VarintField(1, c.uid) + VarintField(2, c.gid) + VarintField(3, c.euid) +
                       VarintField(4, c.egid) + VarintField(5, c.uid) + VarintField(6, c.gid) +
                       VarintField(7, c.uid) + VarintField(8, c.gid);
+  for (uint32_t w : c.cap_inh) creds += VarintField(9, w);
   for (uint32_t w : c.cap_eff) creds += VarintField(11, w);
+  for (uint32_t w : c.cap_amb) creds += VarintField(19, w);
   for (uint32_t g : c.groups) creds += VarintField(14, g);
   creds += VarintField(13, 0);
   // thread_core_entry: an unrelated field first, then creds (10); core_entry: mtype (1), then
   // thread_core (5).
   std::string thread = VarintField(1, 7) + BytesField(10, creds);
-  std::string core = VarintField(1, 1) + BytesField(2, "x86 stuff") + BytesField(5, thread);
+  // task_kobj_ids_entry (core_entry.ids, 4): vm, files, fs, sighand ids, then pid and net ns.
+  std::string ids = VarintField(1, 1) + VarintField(2, 2) + VarintField(3, 3) + VarintField(4, 4) +
+                    VarintField(5, 0xf0000000) + VarintField(6, c.net_ns);
+  std::string core = VarintField(1, 1) + BytesField(2, "x86 stuff") + BytesField(4, ids) +
+                     BytesField(5, thread);
   return U32(0x54564319) + U32(0x55053847) + U32(static_cast<uint32_t>(core.size())) + core;
 }
+
+// The owner's groups now (getgrouplist): primary 1000, plus 27 and 100.
+const std::vector<gid_t> kOwnerGroups = {1000, 27, 100};
 
 class ImageCredsTest : public testing::Test {
  protected:
@@ -75,7 +85,7 @@ TEST_F(ImageCredsTest, ReadsEveryTasksCredentials) {
     EXPECT_EQ(c.egid, 1000u);
     EXPECT_FALSE(c.has_capabilities);
   }
-  EXPECT_TRUE(CheckCredsOfOwner(*creds, 1000, 1000).ok());
+  EXPECT_TRUE(CheckCredsOfOwner(*creds, 1000, 1000, kOwnerGroups).ok());
 }
 
 TEST_F(ImageCredsTest, RefusesASetuidTaskForAUser) {
@@ -84,10 +94,10 @@ TEST_F(ImageCredsTest, RefusesASetuidTaskForAUser) {
   Write("core-12.img", CoreImage(su));
   auto creds = ReadImageCreds(dir_);
   ASSERT_TRUE(creds.has_value());
-  Status s = CheckCredsOfOwner(*creds, 1000, 1000);
+  Status s = CheckCredsOfOwner(*creds, 1000, 1000, kOwnerGroups);
   EXPECT_EQ(s.code(), Code::kPermissionDenied);
   EXPECT_NE(s.message().find("core-12.img runs with uid 0"), std::string::npos) << s.message();
-  EXPECT_TRUE(CheckCredsOfOwner(*creds, 0, 0).ok()) << "root's own trees may hold anything";
+  EXPECT_TRUE(CheckCredsOfOwner(*creds, 0, 0, {}).ok()) << "root's own trees may hold anything";
 }
 
 TEST_F(ImageCredsTest, RefusesForeignGroupsAndCapabilities) {
@@ -97,19 +107,55 @@ TEST_F(ImageCredsTest, RefusesForeignGroupsAndCapabilities) {
   Write("core-13.img", CoreImage(sg));
   auto creds = ReadImageCreds(dir_);
   ASSERT_TRUE(creds.has_value());
-  EXPECT_NE(CheckCredsOfOwner(*creds, 1000, 1000).message().find("gid 42"), std::string::npos);
+  EXPECT_NE(CheckCredsOfOwner(*creds, 1000, 1000, kOwnerGroups).message().find("gid 42"), std::string::npos);
 
   Creds member;
   member.egid = 27;
   member.groups = {27};
   Write("core-13.img", CoreImage(member));
-  EXPECT_TRUE(CheckCredsOfOwner(*ReadImageCreds(dir_), 1000, 1000).ok()) << "a group the task is in";
+  EXPECT_TRUE(CheckCredsOfOwner(*ReadImageCreds(dir_), 1000, 1000, kOwnerGroups).ok())
+      << "a group its owner is in";
+  EXPECT_NE(CheckCredsOfOwner(*ReadImageCreds(dir_), 1000, 1000, {1000}).message().find("gid 27"),
+            std::string::npos)
+      << "the task's own list does not make a group the owner's";
+
+  Creds extra;
+  extra.groups = {27, 4242};
+  Write("core-13.img", CoreImage(extra));
+  EXPECT_NE(CheckCredsOfOwner(*ReadImageCreds(dir_), 1000, 1000, kOwnerGroups)
+                .message()
+                .find("supplementary group 4242"),
+            std::string::npos);
 
   Creds caps;
   caps.cap_eff = {0, 1u << 7};
   Write("core-13.img", CoreImage(caps));
-  EXPECT_NE(CheckCredsOfOwner(*ReadImageCreds(dir_), 1000, 1000).message().find("capabilities"),
+  EXPECT_NE(CheckCredsOfOwner(*ReadImageCreds(dir_), 1000, 1000, kOwnerGroups).message().find("capabilities"),
             std::string::npos);
+  for (auto set : {&Creds::cap_inh, &Creds::cap_amb}) {
+    Creds c;
+    (c.*set) = {1u << 12};
+    Write("core-13.img", CoreImage(c));
+    EXPECT_NE(CheckCredsOfOwner(*ReadImageCreds(dir_), 1000, 1000, kOwnerGroups).message().find("capabilities"),
+              std::string::npos)
+        << "inheritable and ambient capabilities count";
+  }
+}
+
+// A task in a namespace the rest of the tree is not in made it (inside a user namespace, as an
+// unprivileged user can): a root restore would create it as root.
+TEST_F(ImageCredsTest, RefusesATaskInANamespaceOfItsOwn) {
+  Write("core-10.img", CoreImage({}));
+  Creds other;
+  other.net_ns = 0xf0000099;
+  Write("core-11.img", CoreImage(other));
+  auto creds = ReadImageCreds(dir_);
+  ASSERT_TRUE(creds.has_value()) << creds.error().ToString();
+  Status s = CheckCredsOfOwner(*creds, 1000, 1000, kOwnerGroups);
+  EXPECT_EQ(s.code(), Code::kPermissionDenied);
+  EXPECT_NE(s.message().find("net namespace of its own"), std::string::npos) << s.message();
+  Write("core-11.img", CoreImage({}));
+  EXPECT_TRUE(CheckCredsOfOwner(*ReadImageCreds(dir_), 1000, 1000, kOwnerGroups).ok());
 }
 
 // A zombie's core has task_core_entry (field 3) with task_state 2 (TASK_DEAD) and no thread
