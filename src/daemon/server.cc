@@ -25,6 +25,7 @@
 #include "common/unique_fd.h"
 #include "common/version.h"
 #include "daemon/agent.h"
+#include "daemon/connection_limits.h"
 #include "image/manifest.h"
 #include "daemon/handlers.h"
 #include "engine/breakpoint_probe.h"
@@ -34,8 +35,10 @@
 namespace cedana::daemon {
 namespace {
 
-constexpr int kMaxConnections = 256;
-constexpr int kRequestReadTimeoutSeconds = 30;
+// A request (one line) must have arrived this long after the connection was accepted.
+constexpr auto kRequestDeadline = std::chrono::seconds(10);
+// A failed request's log line carries at most this much of the error (it may quote the request).
+constexpr size_t kMaxLoggedError = 1024;
 
 Result<std::string> LoadOrCreateClusterKey(const std::string& path) {
   if (fs::Exists(path)) return image::ReadClusterKey(path);
@@ -81,13 +84,10 @@ Result<UniqueFd> Listen(const std::string& path) {
   return fd;
 }
 
-void ServeConnection(Node& node, UniqueFd conn) {
-  ucred cred{};
-  socklen_t len = sizeof cred;
-  if (::getsockopt(conn.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return;
-  Caller caller{cred.uid, cred.gid, cred.pid};
+void ServeConnection(Node& node, UniqueFd conn, const Caller& caller,
+                     std::chrono::steady_clock::time_point accepted) {
   protocol::MessageReader reader(conn.get());
-  Result<protocol::Message> req = reader.Read();
+  Result<protocol::Message> req = reader.Read(accepted + kRequestDeadline);
   if (!req.has_value()) return;
   // Outside the try below: RequestOpName never throws (value() would, on a non-string op).
   std::string op = protocol::RequestOpName(*req);
@@ -102,9 +102,22 @@ void ServeConnection(Node& node, UniqueFd conn) {
   if (result.has_value()) {
     (void)protocol::WriteMessage(conn.get(), protocol::OkResult(std::move(result).value()));
   } else {
-    if (op != "ping") log::Warn("daemon: {} from uid {}: {}", op, caller.uid, result.error().ToString());
+    if (op != "ping")
+      log::Warn("daemon: {} from uid {}: {}", op.substr(0, 64), caller.uid,
+                result.error().ToString().substr(0, kMaxLoggedError));
     (void)protocol::WriteMessage(conn.get(), protocol::ErrorResult(result.error()));
   }
+}
+
+// Says why on a connection that is not served (without blocking: the peer may not read) and logs
+// it, at most once a second, so that a flood of refused connections does not flood the log.
+void RefuseConnection(int fd, uid_t uid, const std::string& why) {
+  std::string line = protocol::ErrorResult(UnavailableError(why)).dump() + "\n";
+  (void)::send(fd, line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  static std::atomic<int64_t> last_logged_s{0};
+  int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(
+                      std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (last_logged_s.exchange(now_s) != now_s) log::Warn("daemon: refused a connection of uid {}: {}", uid, why);
 }
 
 std::string SelfExe() {
@@ -181,7 +194,7 @@ int RunDaemon(const Config& config) {
     }
   }
 
-  std::atomic<int> active{0};
+  ConnectionLimits limits;
   for (;;) {
     pollfd fds[2] = {{listener->get(), POLLIN, 0}, {sigfd.get(), POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
@@ -194,23 +207,25 @@ int RunDaemon(const Config& config) {
     if (fds[0].revents & POLLIN) {
       UniqueFd conn(::accept4(listener->get(), nullptr, nullptr, SOCK_CLOEXEC));
       if (!conn.valid()) continue;
-      // Any local user may connect: bound the threads, and the wait for a request's first line.
-      if (active.load() >= kMaxConnections) {
-        log::Warn("daemon: {} connections open, refusing another", active.load());
+      auto accepted = std::chrono::steady_clock::now();
+      ucred cred{};
+      socklen_t len = sizeof cred;
+      if (::getsockopt(conn.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) continue;
+      // Any local user may connect: bound the threads per user and in all, keep some for root,
+      // and give each request one deadline to arrive.
+      if (std::string why = limits.Admit(cred.uid); !why.empty()) {
+        RefuseConnection(conn.get(), cred.uid, why);
         continue;
       }
-      timeval timeout{kRequestReadTimeoutSeconds, 0};
-      ::setsockopt(conn.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-      ++active;
-      std::thread([&node, &active, c = std::move(conn)]() mutable {
-        ServeConnection(node, std::move(c));
-        --active;
+      std::thread([&node, &limits, c = std::move(conn), cred, accepted]() mutable {
+        ServeConnection(node, std::move(c), Caller{cred.uid, cred.gid, cred.pid}, accepted);
+        limits.Release(cred.uid);
       }).detach();
     }
   }
   ::unlink(config.socket_path.c_str());
   // Requests in flight (a dump) finish before we exit: a half-done dump must roll back itself.
-  for (int i = 0; i < 600 && active.load() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < 600 && limits.open() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   return 0;
 }
 

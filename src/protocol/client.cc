@@ -26,8 +26,15 @@ Result<Message> CallDaemon(const std::string& socket_path, Message request,
                   err);
   }
   request["v"] = kVersion;
-  CEDANA_RETURN_IF_ERROR(WriteMessage(fd.get(), request));
+  // A daemon that does not serve this connection (too many of this user's open) writes why
+  // and closes at once, so the write may fail: its answer is then still there to read.
+  Status sent = WriteMessage(fd.get(), request);
   MessageReader reader(fd.get());
+  if (!sent.ok()) {
+    Result<Message> refusal = reader.Read();
+    if (refusal.has_value()) CEDANA_RETURN_IF_ERROR(StatusFromResult(*refusal));
+    return sent;
+  }
   for (;;) {
     Result<Message> m = reader.Read();
     if (!m.has_value())

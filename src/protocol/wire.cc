@@ -1,5 +1,6 @@
 #include "protocol/wire.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -28,7 +29,7 @@ Status WriteMessage(int fd, const Message& message) {
   return OkStatus();
 }
 
-Result<Message> MessageReader::Read() {
+Result<Message> MessageReader::Read(std::optional<std::chrono::steady_clock::time_point> deadline) {
   for (;;) {
     size_t nl = buffer_.find('\n');
     if (nl != std::string::npos) {
@@ -42,6 +43,13 @@ Result<Message> MessageReader::Read() {
       return m;
     }
     if (buffer_.size() > kMaxMessageBytes) return InvalidArgumentError("message too large");
+    if (deadline) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
+      pollfd p{fd_, POLLIN, 0};
+      int ready = left.count() > 0 ? ::poll(&p, 1, static_cast<int>(left.count())) : 0;
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready == 0) return DeadlineExceededError("the message did not arrive in time");
+    }
     char chunk[65536];
     ssize_t n = ::read(fd_, chunk, sizeof chunk);
     if (n < 0) {

@@ -6,6 +6,8 @@
 // MessageReader is not thread-safe (one per connection).
 #pragma once
 
+#include <chrono>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -27,8 +29,10 @@ Status WriteMessage(int fd, const Message& message);
 class MessageReader {
  public:
   explicit MessageReader(int fd) : fd_(fd) {}
-  // The next message; kUnavailable("connection closed") at end of stream.
-  Result<Message> Read();
+  // The next message; kUnavailable("connection closed") at end of stream. With a deadline, the
+  // whole message must have arrived by then (one deadline for the message, not for each read:
+  // a peer trickling a byte a second cannot hold the reader): kDeadlineExceeded otherwise.
+  Result<Message> Read(std::optional<std::chrono::steady_clock::time_point> deadline = {});
 
  private:
   int fd_;
