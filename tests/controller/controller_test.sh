@@ -71,6 +71,11 @@ api=$?
 grep -E '^(PASS|FAIL)' "$T/api.out" | while read -r line; do say "$line"; done
 check "api_test.py" test $api = 0
 [ $api = 0 ] || tail -5 "$T/api.out" >&2
+CONTROLLER=$URL ADMIN_TOKEN=$ADMIN python3 "$HERE/../controller/abuse_test.py" >"$T/abuse.out" 2>&1
+abuse=$?
+grep -E '^(PASS|FAIL)' "$T/abuse.out" | while read -r line; do say "$line"; done
+check "abuse_test.py" test $abuse = 0
+[ $abuse = 0 ] || tail -5 "$T/abuse.out" >&2
 n=$(last_number "$T/nobody/counter.out" "Counter: ")
 check "the user's workload restored through the controller counts on" \
   wait_for 10 at_least "$T/nobody/counter.out" "Counter: " $((n + 2))

@@ -8,9 +8,15 @@
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/version.h"
+#include "controller/http/connection_threads.h"
 
 namespace cedana::controller {
 namespace {
+
+// The largest request body: policies, tokens and agent reports are a few KiB.
+constexpr size_t kMaxRequestBodyBytes = 1 << 20;
+// Connections served at once, each on its own thread (ConnectionThreads).
+constexpr size_t kMaxConnectionThreads = 512;
 
 // "invalid argument" -> "invalid_argument": the error codes of docs/api.md.
 std::string ApiCode(Code c) {
@@ -52,6 +58,14 @@ ApiServer::ApiServer(const Config& config, Catalog& catalog, ApiServices service
       services_(std::move(services)),
       admin_token_(config.auth_token),
       server_(std::make_unique<httplib::Server>()) {
+  // Anyone who reaches the port may send: bodies are bounded before any handler (and so any
+  // token check) runs, answered 413; slow or idle clients hold only their own threads, and a
+  // read that stalls or an idle keep-alive connection ends after a few seconds.
+  server_->set_payload_max_length(kMaxRequestBodyBytes);
+  server_->set_read_timeout(std::chrono::seconds(5));
+  server_->set_write_timeout(std::chrono::seconds(5));
+  server_->set_keep_alive_timeout(2);
+  server_->new_task_queue = [] { return new ConnectionThreads(kMaxConnectionThreads); };
   RegisterRoutes();
 }
 
