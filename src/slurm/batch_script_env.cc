@@ -45,6 +45,18 @@ std::vector<std::string> SplitArguments(std::string_view rest) {
   return args;
 }
 
+// The comma-separated items of an --export value, empty ones included.
+std::vector<std::string_view> ExportItems(std::string_view value) {
+  std::vector<std::string_view> items;
+  for (size_t pos = 0; pos <= value.size();) {
+    size_t comma = value.find(',', pos);
+    if (comma == std::string_view::npos) comma = value.size();
+    items.push_back(value.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return items;
+}
+
 void SetVar(std::string_view key, std::string_view value, std::string_view origin,
             CedanaJobSettings* s) {
   std::string note = std::string(key) + "=" + std::string(value);
@@ -92,12 +104,7 @@ std::vector<std::vector<std::string>> SbatchDirectives(std::string_view script,
 
 void ApplyExportValue(std::string_view value, std::string_view origin,
                       CedanaJobSettings* settings) {
-  size_t pos = 0;
-  while (pos <= value.size()) {
-    size_t comma = value.find(',', pos);
-    if (comma == std::string_view::npos) comma = value.size();
-    std::string_view item = value.substr(pos, comma - pos);
-    pos = comma + 1;
+  for (std::string_view item : ExportItems(value)) {
     size_t eq = item.find('=');
     if (eq == std::string_view::npos) continue;
     SetVar(item.substr(0, eq), item.substr(eq + 1), origin, settings);
@@ -108,12 +115,7 @@ std::vector<std::pair<std::string, std::string>> CedanaOnlyExport(std::string_vi
   constexpr std::string_view kCedanaPrefix = "CEDANA_";
   std::vector<std::pair<std::string, std::string>> vars;
   if (value.empty()) return vars;
-  size_t pos = 0;
-  while (pos <= value.size()) {
-    size_t comma = value.find(',', pos);
-    if (comma == std::string_view::npos) comma = value.size();
-    std::string_view item = value.substr(pos, comma - pos);
-    pos = comma + 1;
+  for (std::string_view item : ExportItems(value)) {
     size_t eq = item.find('=');
     if (eq == std::string_view::npos || eq == kCedanaPrefix.size() ||
         item.substr(0, kCedanaPrefix.size()) != kCedanaPrefix)

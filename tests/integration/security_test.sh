@@ -190,6 +190,19 @@ for round in control attack; do
   stop_restored
 done
 
+# --- leaks: a workload's output is its owner's alone ----------------------------------------------
+w=$(as_alice "$CEDANA" run --label out-mode --output "$A/new-output.log" -- sleep 30 2>/dev/null)
+wait_for 10 test -e "$A/new-output.log"
+check "an output file the daemon creates is 0600, alice's" \
+  test "$(stat -c '%a %U' "$A/new-output.log" 2>/dev/null)" = "600 $ALICE"
+[ -n "$w" ] && "$CEDANA" kill --wait "$w" >/dev/null
+w=$(as_alice "$CEDANA" run --label out-default -- sleep 30 2>/dev/null)
+default_out=$(wl_field "$w" stdout_path)
+wait_for 10 test -e "$default_out"
+check "the default output file in the daemon's records is 0600, alice's" \
+  test "$(stat -c '%a %U' "$default_out" 2>/dev/null)" = "600 $ALICE"
+[ -n "$w" ] && "$CEDANA" kill --wait "$w" >/dev/null
+
 # --- a file deleted while open: CRIU would recreate it as root ---------------------------------
 pid=$(hold ghost ghost "$A/ghost-file")
 ck=$(dump_and_wait ghost "$pid")

@@ -56,7 +56,7 @@ wait
 cat bg1.$TAG bg2.$TAG
 srun bash -c 'exit 3'; echo "step exit code $?"
 srun --mpi=pmi2 -n2 "$MPI_PROGRAM" | sort
-srun -n1 bash -c 'echo "cwd $PWD"; echo "PATH=$PATH"; echo "HOME=$HOME USER=$USER"; ulimit -a; id -u; id -G'
+srun -n1 bash -c 'echo "cwd $PWD"; echo "PATH=$PATH"; echo "HOME=$HOME USER=$USER"; ulimit -a; id -u; id -G; cat /proc/self/cgroup'
 srun -n1 bash -c 'env | cut -d= -f1 | grep -v "^CEDANA_" | sort' | tr '\n' ' '; echo
 BODY
 # step_job NAME ENABLED: a batch script running the steps, with the seeds' two export lines
@@ -91,7 +91,7 @@ check "a step's exit code reaches the script" grep -qx "step exit code 3" enable
 check "srun --mpi=pmi2: an MPI program's two ranks reduce together" \
   bash -c "grep -qx 'rank 0 of 2 sum 1' enabled.out && grep -qx 'rank 1 of 2 sum 1' enabled.out"
 check "no step failed to start in the enabled job" bash -c "! grep -E 'execve|No such file' enabled.err"
-check "every step's output, cwd, PATH, HOME, limits, ids and environment as without cedana" \
+check "every step's output, cwd, PATH, HOME, limits, ids, cgroup and environment as without cedana" \
   same_output plain.out enabled.out
 
 # --- sbatch --wrap with the export on the command line -----------------------------------------
@@ -116,6 +116,22 @@ check "alice's enabled job ends" wait_for 60 finished "$ae"
 check "alice's enabled job ran under cedana" grep -q "started under cedana" alice/alice-enabled.err
 check "alice's steps as without cedana" same_output alice/alice-plain.out alice/alice-enabled.out
 check "alice's steps ran as alice" grep -qx "$(id -u "$ALICE")" alice/alice-enabled.out
+
+# --- a checkpoint while the script is inside srun: not supported yet, and the job goes on -------
+j=$(submit --export=CEDANA_ENABLE=1 -o insrun.out -e insrun.err --wrap "srun bash -c 'for i in \$(seq 0 300); do echo Counter: \$i; sleep 1; done'")
+check "a job whose script waits in srun counts" wait_for 30 counter_at_least insrun.out 3
+out=$("$CEDANA" dump slurm "$j" 2>&1); rc=$?
+say "cedana dump slurm of a job inside srun: exit $rc: $(grep -m3 -o "Error ([^)]*): [^;]*" <<<"$out")"
+check "its checkpoint is refused, saying why" test "$rc" != 0
+n=$(last_counter insrun.out)
+check "and the job keeps running through the refused checkpoint" wait_for 10 counter_at_least insrun.out $((n + 2))
+scancel "$j"
+
+# --- another SLURM suite started now: stops at once, naming the daemon already on the socket ----
+out=$(timeout 30 bash "$HERE/unprivileged_test.sh" 2>&1); rc=$?
+check "a second SLURM suite refuses to start beside this suite's node daemon, saying so" \
+  bash -c "[ $rc = 1 ] && grep -q 'another cedana node daemon already listens on' <<<'$out'"
+check "and changed nothing (this suite's config is still in place)" grep -q "$T/checkpoints" "$CONFIG"
 
 # --- the seeds' victim with its output sent to /dev/null: checkpointed and resumed -------------
 v=$(submit -p debug -w compute-01 -o /dev/null -e devnull.err "$HERE/victim.sbatch")
