@@ -190,6 +190,27 @@ for round in control attack; do
   stop_restored
 done
 
+# --- attack: the executable (and its text mapping) replaced by a root-only program -------------
+install -m 0700 "$(readlink -f "$(command -v sleep)")" "$R/root-sleep"
+for round in control attack; do
+  as_alice install -m 0755 "$(readlink -f "$(command -v sleep)")" "$A/exe-$round"
+  # Only its own files: nothing inherited from the harness (see fd_holder.py).
+  as_alice setsid -f python3 -c 'import os, sys; os.closerange(3, 1 << 16); os.execv(sys.argv[1], sys.argv[1:])' \
+    "$A/exe-$round" 300 </dev/null >/dev/null 2>&1
+  wait_for 10 pgrep -u "$ALICE" -f "^$A/exe-$round 300" >/dev/null
+  pid=$(pgrep -u "$ALICE" -f "^$A/exe-$round 300")
+  ck=$(dump_and_wait "exe-$round" "$pid")
+  if [ $round = attack ]; then
+    as_alice bash -c "rm '$A/exe-$round' && ln -s '$R/root-sleep' '$A/exe-$round'"
+    check "executable attack: the restore is refused and names the path" refused exe-attack "$ck" "$A/exe-$round"
+  else
+    check "executable control: the restore works" restores exe-control "$ck"
+    check "executable control: the restored process runs alice's program" \
+      bash -c "ls -l /proc/[0-9]*/exe 2>/dev/null | grep -q '$A/exe-control'"
+  fi
+  stop_restored
+done
+
 # --- leaks: a workload's output is its owner's alone ----------------------------------------------
 w=$(as_alice "$CEDANA" run --label out-mode --output "$A/new-output.log" -- sleep 30 2>/dev/null)
 wait_for 10 test -e "$A/new-output.log"
