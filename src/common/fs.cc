@@ -2,6 +2,8 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -109,6 +111,13 @@ Result<uint64_t> TreeSize(const std::string& path) {
   }
   if (ec) return ErrnoStatus(ec.value(), "measuring " + path);
   return total;
+}
+
+int OpenNoSymlinks(int dir, const std::string& rel, int flags, bool beneath) {
+  open_how how{};
+  how.flags = static_cast<uint64_t>(flags);
+  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | (beneath ? RESOLVE_BENEATH : 0);
+  return static_cast<int>(::syscall(SYS_openat2, dir, rel.c_str(), &how, sizeof how));
 }
 
 }  // namespace cedana::fs

@@ -24,5 +24,9 @@ bool Exists(const std::string& path);
 Status FsyncPath(const std::string& path);
 // Total bytes of the regular files under `path`.
 Result<uint64_t> TreeSize(const std::string& path);
+// openat2(dir, rel, flags) that follows no symlink anywhere on the way (and, with `beneath`,
+// never leaves `dir`). An invalid fd with errno set on failure: ELOOP for a symlink, EXDEV for
+// a path leaving `dir`.
+int OpenNoSymlinks(int dir, const std::string& rel, int flags, bool beneath);
 
 }  // namespace cedana::fs

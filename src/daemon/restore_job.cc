@@ -17,7 +17,6 @@
 #include "common/hex.h"
 #include "common/log.h"
 #include "common/scope_exit.h"
-#include "common/system_names.h"
 #include "common/unique_fd.h"
 #include "daemon/caller_files.h"
 #include "daemon/slurm_spool.h"
@@ -76,7 +75,7 @@ Result<std::string> PutBackSlurmScript(const Node& node, const image::Manifest& 
                                     " to put the batch script back");
   char host[256] = {};
   ::gethostname(host, sizeof host - 1);
-  std::string spool = SlurmdSpoolDir(*conf, NodeName(node.config()), host);
+  std::string spool = SlurmdSpoolDir(*conf, node.hostname(), host);
   // CRIU checks size and mode of the file it reopens: both must be as dumped.
   const auto& script = m.workload["slurm_script"];
   CEDANA_RETURN_IF_ERROR(WriteSlurmScript(spool, m.job_id, path, HexDecode(script.value("hex", "")),

@@ -1,15 +1,14 @@
 #include "daemon/slurm_spool.h"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 
 #include <fmt/format.h>
 
+#include "common/fs.h"
 #include "common/unique_fd.h"
 #include "slurm/slurm_conf_editor.h"
 
@@ -25,10 +24,7 @@ void ReplaceAll(std::string* s, std::string_view from, const std::string& to) {
 
 // Opens `rel` (a directory) beneath `dir` with no symlink anywhere on the way.
 Result<UniqueFd> OpenDirNoSymlinks(int dir, const std::string& rel, const std::string& shown) {
-  open_how how{};
-  how.flags = O_PATH | O_DIRECTORY | O_CLOEXEC;
-  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-  UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, dir, rel.c_str(), &how, sizeof how)));
+  UniqueFd fd(fs::OpenNoSymlinks(dir, rel, O_PATH | O_DIRECTORY | O_CLOEXEC, false));
   if (fd.valid()) return fd;
   if (errno == ELOOP)
     return PermissionDeniedError(fmt::format("{} leads through a symlink; the batch script is not "

@@ -1,10 +1,8 @@
 #include "storage/local_store.h"
 
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -201,10 +199,7 @@ Result<std::string> LocalStore::ReadManifest(const CheckpointRef& ref) {
   // Owners' directories may be theirs to change (unprivileged mode): resolve the whole rest of
   // the path without symlinks, and O_NONBLOCK so that a FIFO in its place cannot block us.
   std::string rel = ref.Path() + "/" + kManifestName;
-  open_how how{};
-  how.flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY;
-  how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH;
-  UniqueFd fd(static_cast<int>(::syscall(SYS_openat2, root.get(), rel.c_str(), &how, sizeof how)));
+  UniqueFd fd(fs::OpenNoSymlinks(root.get(), rel, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, true));
   if (!fd.valid()) {
     if (errno == ENOENT)
       return NotFoundError("checkpoint " + ref.Path() + " in " + root_ + " is not committed (no manifest.json)");

@@ -40,3 +40,34 @@ start_node_daemon() {
   DAEMON_PID=$!
   wait_for 20 "${CEDANA:-cedana}" daemon status >/dev/null 2>&1 && kill -0 "$DAEMON_PID" 2>/dev/null
 }
+
+# --- the node side of a SLURM suite (needs T, CEDANA, ROOT, DAEMON_PID and cluster.sh) ----------
+CONFIG=/etc/cedana/config.json
+# use_node_config: /etc/cedana/config.json for this run, with everything under $T; the machine's
+# own config is kept in $T and put back by end_node_suite.
+use_node_config() {
+  [ -f "$CONFIG" ] && cp -p "$CONFIG" "$T/config.json.orig"
+  mkdir -p /etc/cedana
+  cat >"$CONFIG" <<JSON
+{ "checkpoint": { "dir": "$T/checkpoints", "work_dir": "$T/work", "keep": 10 },
+  "daemon": { "state_dir": "$T/state", "log_file": "$T/daemon.log", "cluster_key_file": "$T/cluster.key" } }
+JSON
+}
+# install_cedana_slurm: cedana on the cluster as the seeds install it; waits for the node again.
+install_cedana_slurm() {
+  { "$CEDANA" plugin install slurm slurm/wlm >/dev/null && "$CEDANA" slurm setup >/dev/null 2>&1; } || return 1
+  wait_for 30 bash -c "sinfo -h -n $CLUSTER_NODE -o %t | grep -qE 'idle|mix|alloc'"
+  return 0
+}
+# end_node_suite [USER...]: cancels root's and the users' jobs, stops the workloads, the node
+# daemon and the cluster, and puts SLURM's files and the config back.
+end_node_suite() {
+  local u
+  for u in root "$@"; do scancel --user="$u" 2>/dev/null; done
+  sleep 1
+  bash "$ROOT/tests/kill_workloads.sh" "$T/state"
+  [ -n "$DAEMON_PID" ] && kill "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null
+  "$CEDANA" slurm destroy --no-restart >/dev/null 2>&1
+  cluster_stop
+  if [ -f "$T/config.json.orig" ]; then cp -p "$T/config.json.orig" "$CONFIG"; else rm -f "$CONFIG"; fi
+}

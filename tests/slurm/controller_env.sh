@@ -56,9 +56,7 @@ trap cleanup EXIT
 
 cluster_start || { say "cannot start the SLURM cluster"; exit 1; }
 start_node_daemon "$T/daemon.out" || { say "node daemon did not start"; cat "$T/daemon.out" >&2; exit 1; }
-"$CEDANA" plugin install slurm slurm/wlm >/dev/null && "$CEDANA" slurm setup >/dev/null 2>&1 ||
-  { say "plugin install / slurm setup failed"; exit 1; }
-wait_for 30 bash -c "sinfo -h -n $CLUSTER_NODE -o %t | grep -qE 'idle|mix|alloc'"
+install_cedana_slurm || { say "plugin install / slurm setup failed"; exit 1; }
 "$CEDANA_SLURM" daemon >"$T/controller.log" 2>&1 &
 CONTROLLER_PID=$!
 wait_for 20 curl -fs -o /dev/null "$URL/v1/health" || { say "controller did not start"; cat "$T/controller.log" >&2; exit 1; }

@@ -16,21 +16,9 @@ chmod 755 "$T"
 DAEMON_PID=
 
 # --- set-up: config for this run, cluster, node daemon, plugins ------------------------------
-CONFIG=/etc/cedana/config.json
-[ -f "$CONFIG" ] && cp -p "$CONFIG" "$T/config.json.orig"
-mkdir -p /etc/cedana
-cat >"$CONFIG" <<JSON
-{ "checkpoint": { "dir": "$T/checkpoints", "work_dir": "$T/work", "keep": 10 },
-  "daemon": { "state_dir": "$T/state", "log_file": "$T/daemon.log", "cluster_key_file": "$T/cluster.key" } }
-JSON
+use_node_config
 cleanup() {
-  scancel --user=root 2>/dev/null
-  sleep 1
-  bash "$ROOT/tests/kill_workloads.sh" "$T/state"
-  [ -n "$DAEMON_PID" ] && kill "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null
-  "$CEDANA" slurm destroy --no-restart >/dev/null 2>&1
-  cluster_stop
-  if [ -f "$T/config.json.orig" ]; then cp -p "$T/config.json.orig" "$CONFIG"; else rm -f "$CONFIG"; fi
+  end_node_suite
   rm -rf "$T"
 }
 trap cleanup EXIT

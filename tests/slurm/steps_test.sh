@@ -18,30 +18,16 @@ DAEMON_PID=
 ALICE=cedana-alice
 id "$ALICE" >/dev/null 2>&1 || useradd --no-create-home --shell /bin/bash "$ALICE"
 
-CONFIG=/etc/cedana/config.json
-[ -f "$CONFIG" ] && cp -p "$CONFIG" "$T/config.json.orig"
-mkdir -p /etc/cedana
-cat >"$CONFIG" <<JSON
-{ "checkpoint": { "dir": "$T/checkpoints", "work_dir": "$T/work", "keep": 10 },
-  "daemon": { "state_dir": "$T/state", "log_file": "$T/daemon.log", "cluster_key_file": "$T/cluster.key" } }
-JSON
+use_node_config
 cleanup() {
-  scancel --user=root 2>/dev/null; scancel --user="$ALICE" 2>/dev/null
-  sleep 1
-  bash "$ROOT/tests/kill_workloads.sh" "$T/state"
-  [ -n "$DAEMON_PID" ] && kill "$DAEMON_PID" 2>/dev/null && wait "$DAEMON_PID" 2>/dev/null
-  "$CEDANA" slurm destroy --no-restart >/dev/null 2>&1
-  cluster_stop
-  if [ -f "$T/config.json.orig" ]; then cp -p "$T/config.json.orig" "$CONFIG"; else rm -f "$CONFIG"; fi
+  end_node_suite "$ALICE"
   rm -rf "$T"
 }
 trap cleanup EXIT
 
 cluster_start || { say "cannot start the SLURM cluster"; exit 1; }
 start_node_daemon "$T/daemon.out" || { say "cannot start the node daemon"; cat "$T/daemon.out" >&2; exit 1; }
-"$CEDANA" plugin install slurm slurm/wlm >/dev/null && "$CEDANA" slurm setup >/dev/null 2>&1 ||
-  { say "plugin install / slurm setup failed"; exit 1; }
-wait_for 30 bash -c "sinfo -h -n $CLUSTER_NODE -o %t | grep -qE 'idle|mix|alloc'"
+install_cedana_slurm || { say "plugin install / slurm setup failed"; exit 1; }
 cd "$T"
 mpicc -O2 -o mpi_allreduce "$ROOT/tests/workloads/mpi_allreduce.c" || { say "mpicc failed (is mpich installed?)"; exit 1; }
 

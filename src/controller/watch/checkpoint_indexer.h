@@ -27,11 +27,11 @@ class CheckpointIndexer {
   Status Refresh();
 
  private:
+  std::string Refusal(const storage::CheckpointRef& ref, const image::Manifest& m) const;
+
   const Config& config_;
   Catalog& catalog_;
   const std::string cluster_key_;
-  std::string Refusal(const storage::CheckpointRef& ref, const image::Manifest& m) const;
-
   std::map<std::string, CheckpointRecord> known_;  // by checkpoint path
   std::set<std::string> refused_;                  // paths not indexed, not read again
 };
