@@ -242,7 +242,11 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
     // A plain restore tries again: it verifies every stream before CRIU starts, so damaged
     // data fails there, and anything the streamed restore alone cannot do works.
     *streaming_failed = streamed != nullptr;
-    if (streamed) streamed->Cancel();  // ends the sends still waiting for pages
+    if (!streamed) return started.error();
+    // An unpack that stopped by itself (an altered stream) is why CRIU found no more data.
+    if (Status unpack = streamed->Failure(); !unpack.ok())
+      return unpack.WithContext("streamed restore stopped before CRIU could finish");
+    streamed->Cancel();  // ends the sends still waiting for pages
     return started.error();
   }
   if (streamed) {

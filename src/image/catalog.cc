@@ -9,25 +9,24 @@
 namespace cedana::image {
 namespace {
 
-// Reads and parses one manifest; nullopt (after a warning) when it cannot be used.
-std::optional<Manifest> LoadManifest(storage::CheckpointStore& store,
-                                     const storage::CheckpointRef& ref) {
+// Reads and parses one manifest. kNotFound when it is gone (retention, another node, between List
+// and here); any other error names the checkpoint and why it cannot be used.
+Result<Manifest> LoadManifest(storage::CheckpointStore& store, const storage::CheckpointRef& ref) {
   auto text = store.ReadManifest(ref);
-  if (!text.has_value()) {
-    // kNotFound: deleted (retention, another node) between List and here.
-    if (text.error().code() != Code::kNotFound) {
-      log::Warn("catalog: checkpoint {} in {}: {}", ref.Path(), store.Describe(),
-                text.error().ToString());
-    }
-    return std::nullopt;
-  }
+  if (!text.has_value()) return text.error();  // it names the manifest's path
   auto manifest = ParseManifest(*text);
-  if (!manifest.has_value()) {
-    log::Warn("catalog: checkpoint {} in {}: skipping unreadable manifest: {}", ref.Path(),
-              store.Describe(), manifest.error().ToString());
-    return std::nullopt;
-  }
-  return std::move(manifest).value();
+  if (!manifest.has_value())
+    return manifest.error().WithContext(
+        fmt::format("checkpoint {} in {}: unreadable manifest", ref.Path(), store.Describe()));
+  return manifest;
+}
+
+// LoadManifest for a listing: what cannot be used is skipped, after a warning.
+std::optional<Manifest> LoadListed(storage::CheckpointStore& store, const storage::CheckpointRef& ref) {
+  Result<Manifest> m = LoadManifest(store, ref);
+  if (m.has_value()) return std::move(m).value();
+  if (m.error().code() != Code::kNotFound) log::Warn("catalog: skipping {}", m.error().ToString());
+  return std::nullopt;
 }
 
 }  // namespace
@@ -39,7 +38,7 @@ Result<std::vector<CatalogEntry>> ListEntries(storage::CheckpointStore& store,
   std::vector<CatalogEntry> entries;
   entries.reserve(refs.size());
   for (storage::CheckpointRef& ref : refs) {
-    std::optional<Manifest> m = LoadManifest(store, ref);
+    std::optional<Manifest> m = LoadListed(store, ref);
     if (m.has_value()) entries.push_back({std::move(ref), std::move(*m)});
   }
   std::sort(entries.begin(), entries.end(), [](const CatalogEntry& a, const CatalogEntry& b) {
@@ -64,11 +63,16 @@ Result<std::vector<Manifest>> ListManifests(storage::CheckpointStore& store,
 Result<std::pair<storage::CheckpointRef, Manifest>> FindById(storage::CheckpointStore& store,
                                                              const std::string& id) {
   CEDANA_ASSIGN_OR_RETURN(auto refs, store.List(std::nullopt, std::nullopt));
+  // The id names a checkpoint whose manifest cannot be used (a symlink, too large, not a
+  // manifest): say why rather than that there is none.
+  std::optional<Status> unusable;
   for (storage::CheckpointRef& ref : refs) {
     if (ref.id != id) continue;
-    std::optional<Manifest> m = LoadManifest(store, ref);
-    if (m.has_value()) return std::make_pair(std::move(ref), std::move(*m));
+    Result<Manifest> m = LoadManifest(store, ref);
+    if (m.has_value()) return std::make_pair(std::move(ref), std::move(m).value());
+    if (m.error().code() != Code::kNotFound && !unusable) unusable = m.error();
   }
+  if (unusable) return *unusable;
   return NotFoundError(fmt::format("checkpoint {} not found in {}", id, store.Describe()));
 }
 

@@ -30,7 +30,8 @@ Result<std::vector<Manifest>> ListManifests(storage::CheckpointStore& store,
                                             const std::optional<std::string>& owner,
                                             const std::optional<std::string>& label);
 
-// kNotFound "checkpoint <id> not found in <store>".
+// kNotFound "checkpoint <id> not found in <store>"; the reason when a checkpoint of that id is
+// there but its manifest cannot be used (a symlink, too large, unreadable).
 Result<std::pair<storage::CheckpointRef, Manifest>> FindById(storage::CheckpointStore& store,
                                                              const std::string& id);
 

@@ -1,5 +1,7 @@
 #include "image/catalog.h"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "common/fs.h"
@@ -78,6 +80,24 @@ TEST_F(CatalogTest, FindById) {
   auto missing = FindById(store_, "c-9");
   ASSERT_EQ(missing.error().code(), Code::kNotFound);
   EXPECT_EQ(missing.error().message(), "checkpoint c-9 not found in " + tmp_.path());
+}
+
+TEST_F(CatalogTest, FindByIdSaysWhyACheckpointCannotBeUsed) {
+  Commit("alice", "train", "c-1", 1000);
+  Commit("alice", "train", "c-2", 2000);
+  std::string dir = tmp_.path() + "/alice/train/";
+  ASSERT_EQ(::unlink((dir + "c-2/manifest.json").c_str()), 0);
+  ASSERT_EQ(::symlink((dir + "c-1/manifest.json").c_str(), (dir + "c-2/manifest.json").c_str()), 0);
+  auto linked = FindById(store_, "c-2");
+  ASSERT_FALSE(linked.has_value()) << "a manifest reached through a symlink was used";
+  EXPECT_NE(linked.error().message().find("c-2/manifest.json is reached through a symlink"), std::string::npos)
+      << linked.error().ToString();
+  ASSERT_TRUE(store_.Commit({"alice", "train", "c-3"}, "{not json").ok());
+  auto unreadable = FindById(store_, "c-3");
+  ASSERT_FALSE(unreadable.has_value());
+  EXPECT_NE(unreadable.error().message().find("alice/train/c-3"), std::string::npos)
+      << unreadable.error().ToString();
+  EXPECT_EQ(ListIds("alice", "train"), Ids{"c-1"});
 }
 
 TEST_F(CatalogTest, RetentionKeepsNewest) {

@@ -140,6 +140,11 @@ void StreamedUnpack::Cancel() {
   group_.Cancel();
 }
 
+Status StreamedUnpack::Failure() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return done_ && !cancelled_ ? status_ : OkStatus();
+}
+
 bool StreamedUnpack::Stopped() const { return cancelled_ || (done_ && !status_.ok()); }
 
 uint64_t StreamedUnpack::ContiguousBytes(const std::string& file) const {

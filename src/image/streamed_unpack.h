@@ -49,6 +49,9 @@ class StreamedUnpack {
   Status Finish();
   // Stops the streams and every Send().
   void Cancel();
+  // The error that ended the unpack by itself (a stream's, not Cancel()), else OK. CRIU fails when
+  // the unpack stops under it; this says why.
+  Status Failure() const;
 
   // Whether CRIU's image `name` exists (for pages, waits until a stream brings it or all have
   // gone past it). Call after WaitForHeads().

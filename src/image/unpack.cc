@@ -15,8 +15,11 @@ namespace {
 
 constexpr int kMaxStreams = 64;
 
-Status ChecksumMismatch() {
-  return AbortedError("checksum mismatch (stored data altered or truncated)");
+// `seen`: what the stream's reader found first, for an admin looking for what was altered.
+Status ChecksumMismatch(const Status& seen = OkStatus()) {
+  if (seen.ok()) return AbortedError("checksum mismatch (stored data altered or truncated)");
+  return AbortedError("checksum mismatch (stored data altered or truncated; first seen as: " +
+                      seen.message() + ")");
 }
 
 bool Matches(HashingSource* stored, const StreamInfo& want) {
@@ -57,7 +60,7 @@ Status UnpackStream(int index, storage::CheckpointStore& store, const storage::C
     // hash of the whole stream confirms it. Local failures (disk full) are reported as is.
     bool data_error = s.code() == Code::kAborted || s.code() == Code::kInvalidArgument;
     if (data_error && !group.cancelled() && stored->Drain().ok() && !Matches(stored, want)) {
-      return ChecksumMismatch();
+      return ChecksumMismatch(s);
     }
     return s;
   }
