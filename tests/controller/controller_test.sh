@@ -65,6 +65,32 @@ check "another user's checkpoint through the node daemon" test -n "$USER_CKPT"
 [ -n "$USER_CKPT" ] || cat "$T/user-dump.err" >&2
 "$CEDANA" kill "$w_root" >/dev/null
 
+# Storage poisoning (docs/security.md, "Controller index"): nobody owns her directory of the
+# checkpoint dir, as on an export, and plants entries meant for root's listing: her genuine
+# manifest rewritten to say root, a symlink to root's manifest, and a copy of her own genuine
+# manifest at another id. None may be indexed; her genuine checkpoint is (api_test.py).
+mine=$(find "$CEDANA_CHECKPOINT_DIR/nobody" -mindepth 3 -maxdepth 3 -path "*/$USER_CKPT/manifest.json")
+roots=$(find "$CEDANA_CHECKPOINT_DIR/root" -mindepth 3 -maxdepth 3 -path "*/$ROOT_CKPT/manifest.json")
+check "poisoning: the genuine manifests to start from exist" test -n "$mine" -a -n "$roots"
+chown -R nobody "$CEDANA_CHECKPOINT_DIR/nobody"
+planted=$CEDANA_CHECKPOINT_DIR/nobody/api-user
+runuser -u nobody -- bash -c "set -e
+  mkdir -p '$CEDANA_CHECKPOINT_DIR/nobody/api-root/forged-as-root' '$planted/linked-to-root' '$planted/copied-genuine'
+  python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); m.update(owner=\"root\", label=\"api-root\", id=\"forged-as-root\"); json.dump(m, open(sys.argv[2], \"w\"))' \
+    '$mine' '$CEDANA_CHECKPOINT_DIR/nobody/api-root/forged-as-root/manifest.json'
+  ln -s '$roots' '$planted/linked-to-root/manifest.json'
+  cp '$mine' '$planted/copied-genuine/manifest.json'" || fail "poisoning: nobody could not plant her entries"
+not_indexed() { grep -q "index: checkpoint nobody/$1 not indexed: .*$2" "$T/controller.log"; }
+check "poisoning: the forged manifest is not indexed (its MAC fails)" \
+  wait_for 15 not_indexed api-root/forged-as-root "MAC mismatch"
+check "poisoning: the symlinked manifest is not indexed" wait_for 15 not_indexed api-user/linked-to-root "symlink"
+check "poisoning: the copied genuine manifest is not indexed (not at its own path)" \
+  wait_for 15 not_indexed api-user/copied-genuine "are not its path's"
+check "poisoning: no planted entry is listed" bash -c "curl -fsS '$URL/v1/checkpoints' -H 'Authorization: Bearer $ADMIN' |
+  python3 -c 'import json, sys; ids = [c[\"id\"] for c in json.load(sys.stdin)]
+assert ids.count(\"$ROOT_CKPT\") == 1 and ids.count(\"$USER_CKPT\") == 1, ids
+assert not set(ids) & {\"forged-as-root\", \"linked-to-root\", \"copied-genuine\"}, ids'"
+
 CONTROLLER=$URL ADMIN_TOKEN=$ADMIN ROOT_CKPT=$ROOT_CKPT USER_CKPT=$USER_CKPT CKPT_DIR=$CEDANA_CHECKPOINT_DIR \
   python3 "$HERE/../controller/api_test.py" >"$T/api.out" 2>&1
 api=$?
