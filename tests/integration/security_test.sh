@@ -105,13 +105,18 @@ done
 
 # --- attack: a FIFO replaced by root's ----------------------------------------------------------
 mkfifo -m 0600 "$R/fifo"
-for round in control attack; do
+for round in control attack elsewhere; do
   as_alice mkfifo -m 0600 "$A/fifo-$round"
   pid=$(hold "fifo-$round" fifo "$A/fifo-$round")
   ck=$(dump_and_wait "fifo-$round" "$pid")
   if [ $round = attack ]; then
     as_alice bash -c "rm '$A/fifo-$round' && ln -s '$R/fifo' '$A/fifo-$round'"
     check "FIFO attack: the restore is refused and names the path" refused fifo-attack "$ck" "$A/fifo-$round"
+  elif [ $round = elsewhere ]; then
+    # A FIFO alice may open, but not the one dumped: the path now resolves elsewhere.
+    as_alice bash -c "mkfifo -m 0600 '$A/fifo-other' && rm '$A/fifo-$round' && ln -s '$A/fifo-other' '$A/fifo-$round'"
+    check "FIFO elsewhere: a path that now leads through a symlink is refused" \
+      refused fifo-elsewhere "$ck" "$A/fifo-$round now leads through a symlink"
   else
     check "FIFO control: the restore works" restores fifo-control "$ck"
     go fifo-control
