@@ -174,10 +174,15 @@ build_project() {
   "$ROOT/scripts/make_bundle.sh" /usr/local /usr/local/share/cedana/bundles >/dev/null
 }
 
-# The web UI's browser test drives Debian's Chromium with playwright-core from npm.
+# The web UI's browser test drives Debian's Chromium with playwright-core from npm, run by
+# Node.js: Debian's nodejs and npm unless the machine has a node and an npm of its own.
 install_ui_test_deps() {
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    log "debian packages: installing nodejs npm (the web UI test)"
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null \
+      || die "could not install nodejs and npm from the Debian archive"
+  fi
   [ -d "$ROOT/tests/ui/node_modules/playwright-core" ] && return
-  command -v npm >/dev/null || { log "npm not found: the web UI test will be reported as failing"; return; }
   log "npm: playwright-core for the web UI test"
   (cd "$ROOT/tests/ui" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 }
