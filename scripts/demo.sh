@@ -39,6 +39,12 @@ bold "installing SLURM support"
 run "$CEDANA" plugin install slurm
 run "$CEDANA" slurm setup
 
+bold "a fresh lineage: deleting what an earlier demo left under the label victim"
+for id in $("$CEDANA" checkpoints --label victim --json | python3 -c 'import json, sys
+for c in json.load(sys.stdin): print(c["id"])'); do
+  run "$CEDANA" checkpoints delete "$id"
+done
+
 cd "$WORK"
 cp "$ROOT/tests/slurm/victim.sbatch" "$ROOT/tests/slurm/preemptor.sbatch" .
 bold "victim.sbatch (the seeds' file, word for word)"

@@ -5,8 +5,12 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <map>
+
 #include <fmt/format.h>
 
+#include "common/fs.h"
 #include "common/log.h"
 #include "common/version.h"
 #include "daemon/caller_files.h"
@@ -16,6 +20,7 @@
 #include "daemon/supervisor.h"
 #include "engine/process_tree.h"
 #include "image/catalog.h"
+#include "image/lineage.h"
 
 namespace cedana::daemon {
 namespace {
@@ -90,8 +95,7 @@ Status CheckOutputPath(const Caller& caller, const std::string& path) {
 // With restore_label (the SLURM job proxy), the newest good checkpoint of the label is restored
 // if there is one; if none can be, the command starts fresh and the reason is returned.
 Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest& req) {
-  std::string restore_error;
-  std::vector<std::string> skipped;
+  std::string restore_error, fresh_reason;
   CEDANA_RETURN_IF_ERROR(CheckJobId(node, caller, req.job_id));
   CEDANA_RETURN_IF_ERROR(CheckOwnerPid(caller, req.owner_pid));
   CEDANA_RETURN_IF_ERROR(CheckOutputPath(caller, req.stdout_path));
@@ -109,7 +113,10 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
       return Message{{"id", r->workload_id},   {"pid", r->pid},
                      {"label", o.label},       {"stdout_path", r->stdout_path},
                      {"restored_from", r->checkpoint_id}, {"skipped", r->skipped}};
-    if (r.error().code() != Code::kNotFound) restore_error = r.error().message();
+    if (image::IsFinishedRun(r.error()))
+      fresh_reason = r.error().message();
+    else if (r.error().code() != Code::kNotFound)
+      restore_error = r.error().message();
   }
   WorkloadSpec spec;
   spec.id = NewId("wl-");
@@ -139,7 +146,8 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
                  {"pid", started->pid},
                  {"label", spec.label},
                  {"stdout_path", spec.stdout_path},
-                 {"restore_error", restore_error}};
+                 {"restore_error", restore_error},
+                 {"fresh_reason", fresh_reason}};
 }
 
 Result<Message> HandlePs(Node& node, const Caller& caller) {
@@ -167,6 +175,9 @@ Result<Message> HandleKill(Node& node, const Caller& caller, const DaemonRequest
   if (state.status != WorkloadStatus::kRunning)
     return FailedPreconditionError(fmt::format("workload {} is {}, not running", id, StatusName(state.status)));
   int sig = req.signal_number;
+  // Whatever the workload does with the signal, its run did not end by itself.
+  if (Status s = fs::WriteFileAtomic(node.records().KillMarker(id), ""); !s.ok())
+    log::Warn("kill: workload {}: {}", id, s.ToString());
   // The workload is the init of its PID namespace: SIGKILL ends the whole namespace; other
   // signals reach it only if it handles them, so they go to every process of the tree.
   if (sig == SIGKILL) {
@@ -193,6 +204,33 @@ Message ManifestSummary(const image::Manifest& m) {
           {"workload_id", m.workload_id}};
 }
 
+// `dump --pid P` of a process the daemon manages: P the root of a running workload is that
+// workload (its label, its lineage, its stop); P inside one is refused, since a checkpoint of a
+// part of a tree would kill that part under the workload. Other pids are foreign trees.
+// Another user's workloads are left alone (their pids fail the ownership check as foreign).
+Status ResolveManagedPid(const Node& node, const Caller& caller, DumpOptions* o) {
+  if (o->pid == 0) return OkStatus();
+  CEDANA_ASSIGN_OR_RETURN(auto ids, node.records().List());
+  for (const auto& id : ids) {
+    Result<WorkloadSpec> spec = node.records().LoadSpec(id);
+    if (!spec.has_value() || (!caller.IsRoot() && spec->uid != caller.uid)) continue;
+    Result<WorkloadState> state = node.records().LoadState(id);
+    if (!state.has_value() || state->status != WorkloadStatus::kRunning || state->pid <= 0) continue;
+    if (state->pid == o->pid) {
+      log::Info("dump: pid {} is the root of workload {}; dumping the workload", o->pid, id);
+      o->workload_id = id;
+      o->pid = 0;
+      return OkStatus();
+    }
+    Result<std::vector<pid_t>> tree = engine::ProcessTreeOf(state->pid);
+    if (tree.has_value() && std::find(tree->begin(), tree->end(), o->pid) != tree->end())
+      return FailedPreconditionError(fmt::format(
+          "pid {} is a process of workload {} (its root is pid {}): dump the whole workload with "
+          "`cedana dump {}`", o->pid, id, state->pid, id));
+  }
+  return OkStatus();
+}
+
 Result<Message> HandleDump(Node& node, const Caller& caller, const DaemonRequest& req,
                            const SendProgress& send) {
   DumpOptions o;
@@ -206,6 +244,7 @@ Result<Message> HandleDump(Node& node, const Caller& caller, const DaemonRequest
   CEDANA_RETURN_IF_ERROR(CheckDir(node, caller, o.dir));
   if (o.workload_id.empty() == (o.pid == 0))
     return InvalidArgumentError("dump: give either a workload id or --pid");
+  CEDANA_RETURN_IF_ERROR(ResolveManagedPid(node, caller, &o));
   CEDANA_ASSIGN_OR_RETURN(
       DumpOutcome out, RunDump(node, caller, o, [&](const std::string& phase, uint64_t d, uint64_t t) {
         send({{"type", "progress"}, {"phase", phase}, {"done", d}, {"total", t}});
@@ -249,9 +288,18 @@ Result<Message> HandleCheckpoints(Node& node, const Caller& caller, const Daemon
   if (!req.label.empty()) label = req.label;
   CEDANA_ASSIGN_OR_RETURN(auto manifests, image::ListManifests(*store, owner, label));
   Message list = Message::array();
+  std::map<std::pair<std::string, std::string>, std::optional<image::LineageEnd>> ends;
   for (const auto& m : manifests) {
     Message s = ManifestSummary(m);
     s["state"] = image::VerifyManifest(m, node.cluster_key()).ok() ? "good" : "unverified";
+    auto key = std::make_pair(m.owner, m.label);
+    if (!ends.count(key)) {
+      Result<std::optional<image::LineageEnd>> end = image::ReadLineageEnd(*store, m.owner, m.label);
+      if (!end.has_value()) log::Warn("checkpoints: {}", end.error().ToString());
+      ends[key] = end.has_value() ? *end : std::nullopt;
+    }
+    // "finished": made by a run that has ended by itself (not resumed by label any more).
+    s["run"] = image::OfFinishedRun(m, ends[key]) ? "finished" : "open";
     list.push_back(std::move(s));
   }
   return Message{{"checkpoints", list}, {"dir", store->Describe()}};

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -19,12 +20,14 @@
 #include "common/scope_exit.h"
 #include "common/unique_fd.h"
 #include "daemon/caller_files.h"
+#include "daemon/lineage_keeper.h"
 #include "daemon/slurm_spool.h"
 #include "daemon/supervisor.h"
 #include "engine/image_serve.h"
 #include "engine/process_tree.h"
 #include "image/catalog.h"
 #include "image/image_creds.h"
+#include "image/lineage.h"
 #include "image/pack.h"
 #include "image/streamed_unpack.h"
 #include "slurm/slurm_install.h"
@@ -48,12 +51,23 @@ Result<std::vector<Candidate>> FindCandidates(Node& node, const Caller& caller,
   std::optional<std::string> owner;
   if (!caller.IsRoot() || o.callers_own_only) owner = UserName(caller.uid);
   CEDANA_ASSIGN_OR_RETURN(auto manifests, image::ListManifests(store, owner, o.label));
+  // A run that ended by itself finished its lineage: its checkpoints are not resumed by label.
+  std::map<std::string, std::optional<image::LineageEnd>> ends;  // by owner
+  std::optional<image::LineageEnd> finished;
   for (auto& m : manifests) {
     // The directory names the owner; the signed manifest's uid decides.
     if (owner && m.owner_uid != caller.uid) continue;
+    if (!ends.count(m.owner)) {
+      CEDANA_ASSIGN_OR_RETURN(ends[m.owner], image::ReadLineageEnd(store, m.owner, o.label));
+    }
+    if (image::OfFinishedRun(m, ends[m.owner])) {
+      finished = ends[m.owner];
+      continue;
+    }
     storage::CheckpointRef ref{m.owner, m.label, m.id};
     out.emplace_back(ref, std::move(m));
   }
+  if (out.empty() && finished) return image::FinishedRunError(*finished);
   if (out.empty())
     return NotFoundError(fmt::format("no checkpoint of label {} in {}", o.label, store.Describe()));
   return out;
@@ -279,6 +293,9 @@ Result<RestoreOutcome> RunRestore(Node& node, const Caller& caller, const Restor
   if (options.checkpoint_id.empty() == options.label.empty())
     return InvalidArgumentError("give either a checkpoint id or --label, not both or neither");
   CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(options.dir));
+  // Runs of this node that just ended by themselves count before a label is resumed.
+  if (!options.label.empty())
+    if (Status s = RecordFinishedRuns(node); !s.ok()) log::Warn("restore: lineage: {}", s.ToString());
   std::vector<Candidate> candidates;
   {
     // A user's own checkpoints are listed with that user's identity in unprivileged mode.

@@ -25,6 +25,7 @@
 #include "common/unique_fd.h"
 #include "common/version.h"
 #include "daemon/agent.h"
+#include "daemon/lineage_keeper.h"
 #include "daemon/connection_limits.h"
 #include "image/manifest.h"
 #include "daemon/handlers.h"
@@ -183,6 +184,9 @@ int RunDaemon(const Config& config) {
             "workloads found)", kVersion, config.socket_path, *criu_version,
             node.criu().settings().binary, *no_breakpoints ? "on" : "off", running);
 
+  // Declared after node: stopped before node goes.
+  LineageKeeper lineage(node);
+  lineage.Start();
   // Declared after node: stopped (and its operations finished) before node goes.
   std::optional<Agent> agent;
   if (!config.url.empty()) {

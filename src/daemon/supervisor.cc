@@ -116,7 +116,13 @@ Result<pid_t> StartWorkload(const WorkloadSpec& spec, Pipes& pipes) {
       fail("redirecting stdio");
     // Only stdin/stdout/stderr reach the workload.
     ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+    // A fresh program's signals: the daemon blocks SIGTERM and SIGINT (it reads them from a
+    // signalfd) and ignores some; a mask survives exec, and a job that handles SIGTERM (scancel,
+    // a time limit) would never see it.
     for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     if (::setgroups(spec.groups.size(), spec.groups.data()) != 0) fail("setgroups");
     if (::setgid(spec.gid) != 0) fail("setgid");
     if (::setuid(spec.uid) != 0) fail("setuid");
@@ -216,7 +222,7 @@ void SuperviseUntilExit(WorkloadRecords& records, const std::string& id, Workloa
       ::kill(state.pid, SIGKILL);
     }
   }
-  bool owner_gone = false;
+  bool owner_gone = false, killed_for_owner = false;
   while (true) {
     pollfd fds[3] = {{out_r.get(), POLLIN, 0}, {err_r.get(), POLLIN, 0}, {owner.get(), POLLIN, 0}};
     ::poll(fds, 3, 200);
@@ -228,6 +234,7 @@ void SuperviseUntilExit(WorkloadRecords& records, const std::string& id, Workloa
     if (owner_gone && !exited && !fs::Exists(records.DumpingMarker(id))) {
       log::Info("supervisor: workload {}: killing it, its job is over", id);
       ::kill(state.pid, SIGKILL);
+      killed_for_owner = true;
       owner_gone = false;  // once
     }
     for (int i = 0; i < 2; ++i) {
@@ -247,6 +254,9 @@ void SuperviseUntilExit(WorkloadRecords& records, const std::string& id, Workloa
         state.ended_at_ms = NowMs();
         if (WIFEXITED(st)) {
           state.exit_code = WEXITSTATUS(st);
+          // A program that handles a signal may still exit: what asked for the end decides.
+          state.ended_by_itself = !killed_for_owner && !fs::Exists(records.DumpingMarker(id)) &&
+                                  !fs::Exists(records.KillMarker(id)) && !records.LoadEnd(id).has_value();
         } else if (WIFSIGNALED(st)) {
           state.signal = WTERMSIG(st);
           state.exit_code = 128 + state.signal;

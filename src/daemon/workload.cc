@@ -87,7 +87,8 @@ json StateToJson(const WorkloadState& s) {
           {"supervisor_pid", s.supervisor_pid}, {"stdout_ino", s.stdout_ino},
           {"stderr_ino", s.stderr_ino}, {"exit_code", s.exit_code},
           {"signal", s.signal}, {"error", s.error},
-          {"started_at_ms", s.started_at_ms}, {"ended_at_ms", s.ended_at_ms}};
+          {"started_at_ms", s.started_at_ms}, {"ended_at_ms", s.ended_at_ms},
+          {"ended_by_itself", s.ended_by_itself}};
 }
 
 Result<WorkloadState> StateFromJson(const json& j) {
@@ -105,6 +106,7 @@ Result<WorkloadState> StateFromJson(const json& j) {
   s.error = j.value("error", "");
   s.started_at_ms = j.value("started_at_ms", int64_t{0});
   s.ended_at_ms = j.value("ended_at_ms", int64_t{0});
+  s.ended_by_itself = j.value("ended_by_itself", false);
   return s;
 }
 

@@ -67,6 +67,9 @@ struct WorkloadState {
   std::string error;         // why it failed to start
   int64_t started_at_ms = 0;
   int64_t ended_at_ms = 0;
+  // Its program exited (any status), not killed and not stopped by a checkpoint, nor ended by
+  // its owner's end or a kill request: the run is finished (image/lineage.h).
+  bool ended_by_itself = false;
 };
 
 // Why the daemon ended a workload.
@@ -95,6 +98,10 @@ class WorkloadRecords {
   Status Remove(const std::string& id) const;
   // A dump is in progress: the supervisor must not kill the workload when its owner dies.
   std::string DumpingMarker(const std::string& id) const { return DirOf(id) + "/dumping"; }
+  // A kill was asked for (`cedana kill`): however the workload then exits, it did not end by itself.
+  std::string KillMarker(const std::string& id) const { return DirOf(id) + "/kill-requested"; }
+  // Its lineage's end is in the store (LineageKeeper).
+  std::string LineageMarker(const std::string& id) const { return DirOf(id) + "/lineage-recorded"; }
   // Ids of all recorded workloads, oldest first.
   Result<std::vector<std::string>> List() const;
 

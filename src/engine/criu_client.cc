@@ -92,8 +92,12 @@ Result<SwrkProcess> StartSwrk(const CriuSettings& settings, const std::vector<in
     // Child: only async-signal-safe calls from here on.
     ::fcntl(theirs.get(), F_SETFD, 0);
     for (int fd : keep_fds) ::fcntl(fd, F_SETFD, 0);
-    // CRIU must not die with our terminal's signals; we stop it ourselves at the deadline.
+    // CRIU must not die with our terminal's signals; we stop it ourselves at the deadline. The
+    // daemon's blocked signals are not CRIU's.
     ::signal(SIGINT, SIG_IGN);
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     if (!BecomeUser(run_as)) ::_exit(126);
     const char* argv[] = {settings.binary.c_str(), "swrk", fd_arg.c_str(), nullptr};
     ::execve(settings.binary.c_str(), const_cast<char* const*>(argv), const_cast<char* const*>(envp.data()));
@@ -290,6 +294,9 @@ Result<pid_t> StartCriuCli(const CriuSettings& settings, const std::vector<std::
     for (int fd = 0; fd < 3; ++fd) ::dup2(devnull.get(), fd);
     for (int fd : keep_fds) ::fcntl(fd, F_SETFD, 0);
     ::signal(SIGINT, SIG_IGN);
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     if (!BecomeUser(run_as)) ::_exit(126);
     ::execve(argv[0], const_cast<char* const*>(argv.data()), const_cast<char* const*>(envp.data()));
     ::_exit(127);

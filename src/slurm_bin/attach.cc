@@ -174,6 +174,7 @@ int RunAttach(const std::vector<std::string>& argv) {
     log("job {} (restart {}) resumed from checkpoint {} of label {}", job_id,
         Env("SLURM_RESTART_COUNT", "0"), restored, label);
   } else {
+    if (std::string fresh = r->value("fresh_reason", ""); !fresh.empty()) log("{}; starting fresh", fresh);
     if (std::string e = r->value("restore_error", ""); !e.empty())
       log("no checkpoint of label {} could be restored ({}); starting fresh", label, e);
     log("job {} started under cedana as workload {} (label {})", job_id, id, label);

@@ -28,6 +28,8 @@ struct CheckpointRef {
 
 // Names inside a checkpoint: the manifest (the commit point) and the streams.
 inline constexpr char kManifestName[] = "manifest.json";
+// Beside a label's checkpoint dirs: how the label's last run ended (image/lineage.h).
+inline constexpr char kLineageName[] = "lineage.json";
 // A manifest is a few KiB; storage a user can write may hold anything under that name.
 inline constexpr size_t kMaxManifestBytes = 1 << 20;
 std::string StreamName(int index);  // "stream-<index>"
@@ -61,6 +63,12 @@ class CheckpointStore {
   // than kMaxManifestBytes, not a regular file, or reached through a symlink (local stores:
   // none of owner, label, id and the file itself may be one). Never reads more than the limit.
   virtual Result<std::string> ReadManifest(const CheckpointRef& ref) = 0;
+
+  // A label's lineage record (kLineageName), replaced whole. Read with ReadManifest's bounds and
+  // symlink rules; kNotFound when there is none.
+  virtual Status WriteLineage(const std::string& owner, const std::string& label,
+                              const std::string& json) = 0;
+  virtual Result<std::string> ReadLineage(const std::string& owner, const std::string& label) = 0;
 
   // Committed checkpoints, optionally only of one owner and/or label, in no particular order.
   virtual Result<std::vector<CheckpointRef>> List(const std::optional<std::string>& owner,

@@ -191,18 +191,16 @@ Result<std::unique_ptr<ByteSource>> LocalStore::OpenStream(const CheckpointRef& 
   return std::unique_ptr<ByteSource>(std::make_unique<FileSource>(std::move(fd), std::move(path)));
 }
 
-Result<std::string> LocalStore::ReadManifest(const CheckpointRef& ref) {
-  CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
-  std::string path = CheckpointDir(ref) + "/" + kManifestName;
+// A small file below the root (a manifest, a lineage record) at `rel`. Owners' directories may
+// be theirs to change (unprivileged mode): the whole of `rel` is resolved without symlinks, and
+// opened O_NONBLOCK so that a FIFO in its place cannot block us. kNotFound when it is missing.
+Result<std::string> LocalStore::ReadSmallFile(const std::string& rel) const {
+  const std::string path = root_ + "/" + rel;
   UniqueFd root(::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root.valid()) return ErrnoStatus(errno, "opening checkpoint dir " + root_);
-  // Owners' directories may be theirs to change (unprivileged mode): resolve the whole rest of
-  // the path without symlinks, and O_NONBLOCK so that a FIFO in its place cannot block us.
-  std::string rel = ref.Path() + "/" + kManifestName;
   UniqueFd fd(fs::OpenNoSymlinks(root.get(), rel, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, true));
   if (!fd.valid()) {
-    if (errno == ENOENT)
-      return NotFoundError("checkpoint " + ref.Path() + " in " + root_ + " is not committed (no manifest.json)");
+    if (errno == ENOENT) return NotFoundError(path + " does not exist");
     if (errno == ELOOP || errno == EXDEV)
       return InvalidArgumentError(path + " is reached through a symlink; refusing it");
     return ErrnoStatus(errno, "opening " + path);
@@ -224,6 +222,28 @@ Result<std::string> LocalStore::ReadManifest(const CheckpointRef& ref) {
   }
   data.resize(got);
   return data;
+}
+
+Result<std::string> LocalStore::ReadManifest(const CheckpointRef& ref) {
+  CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
+  Result<std::string> data = ReadSmallFile(ref.Path() + "/" + kManifestName);
+  if (!data.has_value() && data.error().code() == Code::kNotFound)
+    return NotFoundError("checkpoint " + ref.Path() + " in " + root_ + " is not committed (no manifest.json)");
+  return data;
+}
+
+Status LocalStore::WriteLineage(const std::string& owner, const std::string& label, const std::string& json) {
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("owner", owner));
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("label", label));
+  std::string dir = root_ + "/" + owner + "/" + label;
+  CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir, 0700));
+  return fs::WriteFileAtomic(dir + "/" + kLineageName, json, 0600);
+}
+
+Result<std::string> LocalStore::ReadLineage(const std::string& owner, const std::string& label) {
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("owner", owner));
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("label", label));
+  return ReadSmallFile(owner + "/" + label + "/" + kLineageName);
 }
 
 Result<std::vector<CheckpointRef>> LocalStore::List(const std::optional<std::string>& owner,

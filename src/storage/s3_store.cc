@@ -246,6 +246,18 @@ Result<std::string> S3Store::ReadManifest(const CheckpointRef& ref) {
   return data;
 }
 
+Status S3Store::WriteLineage(const std::string& owner, const std::string& label, const std::string& json) {
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("owner", owner));
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("label", label));
+  return client_->PutObject(location_.Key(owner + "/" + label + "/" + kLineageName), json);
+}
+
+Result<std::string> S3Store::ReadLineage(const std::string& owner, const std::string& label) {
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("owner", owner));
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("label", label));
+  return client_->GetObject(location_.Key(owner + "/" + label + "/" + kLineageName), kMaxManifestBytes);
+}
+
 Result<std::vector<CheckpointRef>> S3Store::List(const std::optional<std::string>& owner,
                                                  const std::optional<std::string>& label) {
   std::string rel;

@@ -45,6 +45,28 @@ check "it goes on writing its file" wait_for 10 at_least "$T/pid.out" "tick " $(
 check "without a gap or repeat" sequence_ok "$T/pid.out" "tick "
 "$CEDANA" kill "$r" >/dev/null
 
+# dump --pid of a managed workload's root pid (the pid `cedana ps` shows) dumps that workload,
+# with its label; a pid inside a workload is refused, naming the workload.
+w=$(COUNTER_SLEEP=0.1 "$CEDANA" run --label managed-by-pid --output "$T/managed.out" -- "$WORKLOADS/counter.sh" 2>/dev/null)
+wait_for 10 at_least "$T/managed.out" "Counter: " 3
+root_pid=$(wl_field "$w" pid)
+child=$(pgrep -P "$root_pid" | head -n1)
+out=$("$CEDANA" dump --pid "${child:-0}" 2>&1)
+check "dump --pid of a process inside a workload is refused, naming the workload" \
+  grep -q "is a process of workload $w .*cedana dump $w" <<<"$out"
+check "the workload runs on after the refusal" is_status "$w" running
+ck=$(dump_id --pid "$root_pid")
+check "dump --pid of a workload's root pid" test -n "$ck"
+check "its checkpoint has the workload's label" \
+  bash -c "'$CEDANA' checkpoints --label managed-by-pid | grep -q '$ck'"
+check "the workload is recorded as checkpointed" wait_for 5 is_status "$w" checkpointed
+n=$(last_number "$T/managed.out" "Counter: ")
+r=$(restore_id --label managed-by-pid)
+check "restore --label finds it" test -n "$r"
+check "the restored workload counts on from where it was" \
+  wait_for 10 at_least "$T/managed.out" "Counter: " $((n + 3))
+[ -n "$r" ] && "$CEDANA" kill "$r" >/dev/null
+
 # checkpoints: listing, retention (keep 2), delete.
 w=$("$CEDANA" run --label keep -- "$WORKLOADS/counter.sh" 2>/dev/null)
 for i in 1 2 3; do dump_id "$w" --leave-running >/dev/null; sleep 1.1; done

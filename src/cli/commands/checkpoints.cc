@@ -31,15 +31,16 @@ void AddCheckpointsCommand(CLI::App& app, CliContext& ctx) {
       std::printf("%s\n", (*r)["checkpoints"].dump(2).c_str());
       return;
     }
-    std::printf("%-30s %-20s %-10s %-19s %10s %-8s %s\n", "ID", "LABEL", "OWNER", "TIME", "SIZE",
-                "CODEC", "STATE");
+    // RUN: "finished" for checkpoints of a run that ended by itself (not resumed by label).
+    std::printf("%-30s %-20s %-10s %-19s %10s %-8s %-8s %s\n", "ID", "LABEL", "OWNER", "TIME", "SIZE",
+                "CODEC", "RUN", "STATE");
     for (const auto& c : (*r)["checkpoints"]) {
       std::string codec = c.value("codec", "") + "x" + std::to_string(c.value("streams", 0));
-      std::printf("%-30s %-20s %-10s %-19s %10s %-8s %s\n", c.value("id", "").c_str(),
+      std::printf("%-30s %-20s %-10s %-19s %10s %-8s %-8s %s\n", c.value("id", "").c_str(),
                   c.value("label", "").c_str(), c.value("owner", "").c_str(),
                   HumanTime(c.value("created_at_ms", int64_t{0})).c_str(),
                   HumanBytes(c.value("stored_bytes", uint64_t{0})).c_str(), codec.c_str(),
-                  c.value("state", "").c_str());
+                  c.value("run", "open").c_str(), c.value("state", "").c_str());
     }
   });
 }

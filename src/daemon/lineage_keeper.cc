@@ -1,0 +1,76 @@
+#include "daemon/lineage_keeper.h"
+
+#include "common/fs.h"
+#include "common/log.h"
+#include "common/system_names.h"
+#include "daemon/caller_files.h"
+#include "image/lineage.h"
+
+namespace cedana::daemon {
+
+LineageKeeper::LineageKeeper(const Node& node) : node_(node) {}
+
+LineageKeeper::~LineageKeeper() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void LineageKeeper::Start() {
+  thread_ = std::thread([this] {
+    Status last;
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!stop_) {
+      lock.unlock();
+      Status s = RecordFinishedRuns(node_);
+      // Said once per new problem (a store that is down), not every 2 s.
+      if (!s.ok() && s.message() != last.message()) log::Warn("lineage: {}", s.ToString());
+      last = s;
+      lock.lock();
+      cv_.wait_for(lock, std::chrono::seconds(2), [this] { return stop_; });
+    }
+  });
+}
+
+Status RecordFinishedRuns(const Node& node) {
+  static std::mutex one_pass;
+  std::lock_guard<std::mutex> pass(one_pass);
+  CEDANA_ASSIGN_OR_RETURN(auto ids, node.records().List());
+  Status first;
+  for (const std::string& id : ids) {
+    const WorkloadRecords& records = node.records();
+    if (fs::Exists(records.LineageMarker(id))) continue;
+    Result<WorkloadState> state = records.LoadState(id);
+    if (!state.has_value() || state->status != WorkloadStatus::kExited || !state->ended_by_itself) continue;
+    Result<WorkloadSpec> spec = records.LoadSpec(id);
+    if (!spec.has_value()) continue;
+    image::LineageEnd end;
+    end.owner = UserName(spec->uid);
+    end.label = spec->label;
+    end.finished_at_ms = state->ended_at_ms;
+    end.exit_code = state->exit_code;
+    end.workload_id = id;
+    end.job_id = spec->job_id;
+    end.node = node.hostname();
+    Status s = [&]() -> Status {
+      // In unprivileged mode the owner's directory of the store is written as the owner.
+      const auto [uid, gid] = node.StoreIdentityFor(spec->uid, spec->gid);
+      AsFileUser as(uid, gid);
+      CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(""));
+      return image::WriteLineageEnd(*store, end);
+    }();
+    if (s.ok()) s = fs::WriteFileAtomic(records.LineageMarker(id), "");
+    if (s.ok()) {
+      log::Info("lineage: {} (workload {}); the next run of the label starts fresh",
+                image::DescribeEnd(end), id);
+    } else if (first.ok()) {
+      first = s.WithContext("workload " + id);
+    }
+  }
+  return first;
+}
+
+}  // namespace cedana::daemon
