@@ -10,12 +10,14 @@
 
 #include <fmt/format.h>
 
+#include "common/fault_point.h"
 #include "common/fs.h"
 #include "common/hex.h"
 #include "common/log.h"
 #include "common/scope_exit.h"
 #include "common/unique_fd.h"
 #include "daemon/caller_files.h"
+#include "daemon/dump_journal.h"
 #include "engine/process_tree.h"
 #include "image/catalog.h"
 #include "image/image_creds.h"
@@ -201,6 +203,14 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   ScopeExit remove_marker([&] {
     if (!marker.empty()) ::unlink(marker.c_str());
   });
+  // A daemon killed from here on leaves the tree stopped and the checkpoint half-written: the
+  // journal lets the next one put both right (daemon/recovery.h). Ended last, after a rollback.
+  const DumpJournal journal(cfg.state_dir);
+  CEDANA_RETURN_IF_ERROR(journal.Begin(DumpIntent{m.id, m.owner, m.label, target.workload_id, target.pid,
+                                                  ProcessStartTime(target.pid), target.uid, target.gid,
+                                                  options.leave_running}))
+      << "recording the dump in " << cfg.state_dir;
+  ScopeExit end_journal([&] { journal.End(m.id); });
   if (progress) progress("dumping", 0, 0);
   engine::DumpRequest req;
   req.pid = target.pid;
@@ -258,6 +268,7 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
     rollback_armed = true;
   }
   auto dumped = std::chrono::steady_clock::now();
+  PauseIfAsked("dump:dumped");
 
   // What CRIU recorded is what a restore recreates: a tree that held more than its owner's
   // identity (setuid, setgid, file capabilities) does not become the owner's checkpoint (D8).
@@ -296,9 +307,11 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
                       std::chrono::steady_clock::now() - started)
                       .count();
   image::SignManifest(&m, node.cluster_key());
+  PauseIfAsked("dump:packed");
   CEDANA_RETURN_IF_ERROR(store->Commit(ref, image::ManifestToJson(m)))
       << "committing checkpoint " << m.id;
   committed = true;
+  PauseIfAsked("dump:committed");
   as_owner.reset();
 
   if (!options.leave_running) {

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "common/fault_point.h"
 #include "common/fs.h"
 #include "common/hex.h"
 #include "common/log.h"
@@ -239,6 +240,7 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
     }
   });
   CEDANA_RETURN_IF_ERROR(node.records().Create(spec));
+  if (streamed) CEDANA_RETURN_IF_ERROR(fs::WriteFileAtomic(node.records().VerifyingMarker(spec.id), m.id, 0600));
 
   say("restoring", 0, 0);
   std::unique_ptr<ServedImages> served;
@@ -265,6 +267,7 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   }
   if (streamed) {
     // CRIU left the tree stopped; it runs only once every byte CRIU read is verified.
+    PauseIfAsked("restore:unverified");
     Status verified = streamed->Finish();
     server->Stop();
     if (!verified.ok()) {
@@ -276,6 +279,7 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
       return verified.WithContext("restored workload " + spec.id + " killed before it ran");
     }
     engine::SignalTree(started->pid, SIGCONT);
+    ::unlink(node.records().VerifyingMarker(spec.id).c_str());
   }
   // "unpack": verifying and unpacking the streams, and the rest of "total" is mostly CRIU's;
   // "streamed, heads": until CRIU could start, and "total" includes the rest of the unpack.

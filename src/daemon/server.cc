@@ -26,6 +26,7 @@
 #include "common/version.h"
 #include "daemon/agent.h"
 #include "daemon/lineage_keeper.h"
+#include "daemon/recovery.h"
 #include "daemon/connection_limits.h"
 #include "image/manifest.h"
 #include "daemon/handlers.h"
@@ -174,6 +175,7 @@ int RunDaemon(const Config& config) {
   Result<UniqueFd> listener = Listen(config.socket_path);
   if (!listener.has_value()) return fail(listener.error());
   Node node(config, std::move(criu).value(), *key, SelfExe(), NodeName(config), *criu_version);
+  RecoverInterruptedOperations(node);
 
   int running = 0;
   if (auto ids = node.records().List(); ids.has_value())

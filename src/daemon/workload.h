@@ -100,6 +100,9 @@ class WorkloadRecords {
   std::string DumpingMarker(const std::string& id) const { return DirOf(id) + "/dumping"; }
   // A kill was asked for (`cedana kill`): however the workload then exits, it did not end by itself.
   std::string KillMarker(const std::string& id) const { return DirOf(id) + "/kill-requested"; }
+  // A streamed restore's tree is stopped until every stream is verified; a daemon that finds
+  // this marker at start must kill the tree, never continue it (daemon/recovery.h).
+  std::string VerifyingMarker(const std::string& id) const { return DirOf(id) + "/verifying"; }
   // Its lineage's end is in the store (LineageKeeper).
   std::string LineageMarker(const std::string& id) const { return DirOf(id) + "/lineage-recorded"; }
   // Ids of all recorded workloads, oldest first.

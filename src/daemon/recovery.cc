@@ -1,0 +1,108 @@
+#include "daemon/recovery.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/fs.h"
+#include "common/log.h"
+#include "daemon/caller_files.h"
+#include "daemon/dump_journal.h"
+#include "engine/process_tree.h"
+
+namespace cedana::daemon {
+namespace {
+
+// The pid of whoever ptraces `pid` (a CRIU that outlived its daemon), 0 when none.
+pid_t TracerOf(pid_t pid) {
+  Result<std::string> status = fs::ReadFile(fmt::format("/proc/{}/status", pid));
+  if (!status.has_value()) return 0;
+  size_t at = status->find("TracerPid:");
+  return at == std::string::npos ? 0 : static_cast<pid_t>(std::atoi(status->c_str() + at + 10));
+}
+
+void RecoverDump(Node& node, const DumpIntent& d) {
+  // The tree is ours only while its pid still names the process the dump began with.
+  const bool alive = d.pid > 0 && d.pid_start != 0 && ProcessStartTime(d.pid) == d.pid_start;
+  if (alive) {
+    auto deadline = std::chrono::steady_clock::now() + node.criu().settings().timeout;
+    while (TracerOf(d.pid) != 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  Result<std::unique_ptr<storage::CheckpointStore>> store = node.OpenStore("");
+  const storage::CheckpointRef ref{d.owner, d.label, d.checkpoint_id};
+  const auto [uid, gid] = node.StoreIdentityFor(d.uid, d.gid);
+  bool committed = false;
+  if (store.has_value()) {
+    AsFileUser as(uid, gid);
+    committed = (*store)->ReadManifest(ref).has_value();
+    if (!committed) {
+      if (Status s = (*store)->Delete(ref); !s.ok())
+        log::Warn("recovery: removing the half-written checkpoint {}: {}", ref.Path(), s.ToString());
+    }
+  } else {
+    log::Warn("recovery: checkpoint dir: {}", store.error().ToString());
+  }
+  const std::string what = d.workload_id.empty() ? fmt::format("pid {}", d.pid)
+                                                 : fmt::format("workload {}", d.workload_id);
+  if (committed && !d.leave_running) {
+    if (!d.workload_id.empty()) (void)node.records().SaveEnd(d.workload_id, WorkloadEnd{d.checkpoint_id});
+    if (alive) engine::SignalTree(d.pid, SIGKILL);
+    ::unlink(node.records().DumpingMarker(d.workload_id).c_str());
+    log::Warn("recovery: the daemon stopped after checkpoint {} of {} was committed; finished its "
+              "stop", d.checkpoint_id, what);
+    return;
+  }
+  int continued = alive && !d.leave_running ? engine::SignalTree(d.pid, SIGCONT) : 0;
+  if (!d.workload_id.empty()) ::unlink(node.records().DumpingMarker(d.workload_id).c_str());
+  log::Warn("recovery: the daemon stopped during checkpoint {} of {}{}; {}", d.checkpoint_id, what,
+            committed ? " (committed, leave-running)" : ", which was removed",
+            alive ? fmt::format("continued {} processes", continued) : "the tree is gone");
+}
+
+void RecoverRestores(Node& node) {
+  Result<std::vector<std::string>> ids = node.records().List();
+  if (!ids.has_value()) return;
+  for (const std::string& id : *ids) {
+    const std::string marker = node.records().VerifyingMarker(id);
+    if (!fs::Exists(marker)) continue;
+    Result<WorkloadState> state = node.records().LoadState(id);
+    if (state.has_value() && state->status == WorkloadStatus::kRunning && state->pid > 0)
+      engine::SignalTree(state->pid, SIGKILL);
+    ::unlink(marker.c_str());
+    log::Warn("recovery: the daemon stopped during the streamed restore of workload {}, before "
+              "every stream was verified; killed it (the checkpoint is kept)", id);
+  }
+}
+
+void ClearWorkDir(const std::string& work_dir) {
+  Result<std::vector<std::string>> names = fs::ListDir(work_dir);
+  if (!names.has_value()) return;
+  int removed = 0;
+  for (const std::string& name : *names) {
+    if (name.rfind("dump-", 0) != 0 && name.rfind("restore-", 0) != 0) continue;
+    if (fs::RemoveTree(work_dir + "/" + name).ok()) ++removed;
+  }
+  if (removed > 0) log::Warn("recovery: removed {} images dirs left in {}", removed, work_dir);
+}
+
+}  // namespace
+
+void RecoverInterruptedOperations(Node& node) {
+  const DumpJournal journal(node.config().state_dir);
+  if (Result<std::vector<DumpIntent>> pending = journal.Pending(); pending.has_value()) {
+    for (const DumpIntent& d : *pending) {
+      RecoverDump(node, d);
+      journal.End(d.checkpoint_id);
+    }
+  } else {
+    log::Warn("recovery: {}", pending.error().ToString());
+  }
+  RecoverRestores(node);
+  ClearWorkDir(node.config().work_dir);
+}
+
+}  // namespace cedana::daemon

@@ -1,0 +1,18 @@
+// Recovery: what a node daemon that was killed part-way through a dump or a restore left behind,
+// put right when the next one starts (before it accepts requests):
+// - a dump it began (DumpJournal): if its checkpoint was committed and the dump was to stop the
+//   tree, the stop is finished (recorded as checkpointed, then killed); otherwise whatever was
+//   stored of it is deleted and the tree continued. A CRIU still working on the tree (it
+//   outlives the daemon) is waited for first, up to the CRIU deadline.
+// - a streamed restore whose tree was never continued (the `verifying` marker): its pages were
+//   not all verified, so the tree is killed, never continued; the checkpoint stays for a retry.
+// - the work dir's images dirs: no dump or restore is in progress at start, so all are removed.
+#pragma once
+
+#include "daemon/node.h"
+
+namespace cedana::daemon {
+
+void RecoverInterruptedOperations(Node& node);
+
+}  // namespace cedana::daemon
