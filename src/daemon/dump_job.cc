@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -142,6 +143,35 @@ std::string NewCheckpointId() {
   return NewId(std::string(stamp) + "-");
 }
 
+// The memory of a tree (VmRSS of each process): about what CRIU writes for it.
+uint64_t TreeMemoryBytes(pid_t root) {
+  uint64_t total = 0;
+  Result<std::vector<pid_t>> tree = engine::ProcessTreeOf(root);
+  if (!tree.has_value()) return 0;
+  for (pid_t pid : *tree) {
+    Result<std::string> status = fs::ReadFile(fmt::format("/proc/{}/status", pid));
+    size_t at = status.has_value() ? status->find("VmRSS:") : std::string::npos;
+    if (at != std::string::npos) total += std::strtoull(status->c_str() + at + 6, nullptr, 10) << 10;
+  }
+  return total;
+}
+
+// A full filesystem: says which dir it was, what is free there and about what was needed.
+Status ExplainNoSpace(Status s, const std::string& what, const std::string& dir, uint64_t needed) {
+  if (s.ok() || (s.message().find("No space left on device") == std::string::npos &&
+                 s.message().find("Disk quota exceeded") == std::string::npos))
+    return s;
+  struct statvfs fs_stat {};
+  std::string free_note;
+  if (::statvfs(dir.c_str(), &fs_stat) == 0)
+    free_note = fmt::format(", {} MiB free", (static_cast<uint64_t>(fs_stat.f_bavail) * fs_stat.f_frsize) >> 20);
+  return Status(s.code(), fmt::format("{} {} is full (about {} MiB needed{}; free space there, or "
+                                      "point {} elsewhere): {}",
+                                      what, dir, (needed + (1 << 20) - 1) >> 20, free_note,
+                                      what == "work dir" ? "checkpoint.work_dir" : "checkpoint.dir",
+                                      s.message()));
+}
+
 std::string KernelRelease() {
   utsname u{};
   return ::uname(&u) == 0 ? u.release : "";
@@ -259,12 +289,15 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
       // A store failure is the cause; CRIU's failure is then only its consequence.
       Status cause = pack->Abort();
       if (!cause.ok())
-        return cause.WithContext("packing checkpoint " + m.id + " into " + store->Describe())
+        return ExplainNoSpace(cause, "checkpoint dir", store->Describe(), TreeMemoryBytes(target.pid))
+            .WithContext("packing checkpoint " + m.id + " into " + store->Describe())
             .WithContext(fmt::format("dumping pid {}", target.pid));
       return s.WithContext(fmt::format("dumping pid {}", target.pid));
     }
   } else {
-    CEDANA_RETURN_IF_ERROR(node.criu().Dump(req)) << "dumping pid " << target.pid;
+    if (Status s = node.criu().Dump(req); !s.ok())
+      return ExplainNoSpace(s, "work dir", cfg.work_dir, TreeMemoryBytes(target.pid))
+          .WithContext(fmt::format("dumping pid {}", target.pid));
     rollback_armed = true;
   }
   auto dumped = std::chrono::steady_clock::now();
@@ -298,7 +331,8 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
     packed = image::PackImagesDir(images_dir, *store, ref, pack_options);
   }
   if (!packed.has_value())
-    return packed.error().WithContext("packing checkpoint " + m.id + " into " + store->Describe());
+    return ExplainNoSpace(packed.error(), "checkpoint dir", store->Describe(), m.images_bytes)
+        .WithContext("packing checkpoint " + m.id + " into " + store->Describe());
   m.streams = std::move(packed).value();
 
   if (progress) progress("committing", 0, 0);

@@ -51,6 +51,8 @@ full_store_case() {
   out=$("$CEDANA" dump "$w" --dir "$T/small" --compression none --streams 2 2>&1)
   check "$tag: the dump fails" test $? -ne 0
   check "$tag: the error names the cause" grep -q "No space left on device" <<<"$out"
+  check "$tag: the error names the full dir, the space needed and what is free" \
+    grep -q "checkpoint dir $T/small is full (about [0-9]* MiB needed, [0-9]* MiB free" <<<"$out"
   pid=$(wl_field "$w" pid)
   check "$tag: workload still running" is_status "$w" running
   check "$tag: workload not left stopped" test "$(engine_state "$pid")" != T
@@ -73,4 +75,21 @@ check "off: the dump did not stream" bash -c "! grep -q streamed <<<\"$(last_dum
 restore_and_check off "$ck"
 check "off: its checkpoint restores streamed" grep -q "restored as workload .*(pid [0-9]*, streamed" "$T/daemon.log"
 full_store_case off-full
+
+# A full work dir: CRIU cannot write the images; the workload runs on, nothing is left behind.
+stop_daemon
+mkdir -p "$T/smallwork"
+mount -t tmpfs -o size=32m tmpfs "$T/smallwork" && CLEANUPS+=("umount '$T/smallwork'")
+start_daemon CEDANA_CHECKPOINT_STREAMING=0 CEDANA_CHECKPOINT_WORK_DIR="$T/smallwork" || exit 1
+w=$(start_memstate work-full 128)
+out=$("$CEDANA" dump "$w" 2>&1)
+check "work-full: the dump fails" test $? -ne 0
+check "work-full: the error names the work dir, the space needed and what is free" \
+  grep -q "work dir $T/smallwork is full (about [0-9]* MiB needed, [0-9]* MiB free" <<<"$out"
+pid=$(wl_field "$w" pid)
+check "work-full: workload still running" is_status "$w" running
+check "work-full: workload not left stopped" test "$(engine_state "$pid")" != T
+check "work-full: nothing committed" bash -c "[ -z \"\$(find '$CEDANA_CHECKPOINT_DIR' -name manifest.json -path '*work-full*')\" ]"
+check "work-full: nothing left in the work dir" bash -c "[ -z \"\$(ls -A '$T/smallwork')\" ]"
+[ -n "$out" ] && ! grep -q "MiB needed" <<<"$out" && say "work-full: $out"
 finish
