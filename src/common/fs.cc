@@ -70,10 +70,22 @@ Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mo
 }
 
 Status MakeDirs(const std::string& path, mode_t mode) {
+  // The missing directories, outermost first: only those get `mode` (an existing one, an
+  // admin's checkpoint dir or /etc/cedana, keeps the mode it has).
+  std::vector<std::filesystem::path> missing;
   std::error_code ec;
-  std::filesystem::create_directories(path, ec);
-  if (ec) return ErrnoStatus(ec.value(), "creating directory " + path);
-  ::chmod(path.c_str(), mode);
+  for (std::filesystem::path p = std::filesystem::path(path).lexically_normal();
+       !p.empty() && !std::filesystem::exists(p, ec); p = p.parent_path()) {
+    missing.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (::mkdir(it->c_str(), mode) == 0)
+      ::chmod(it->c_str(), mode);  // not narrowed by the umask
+    else if (errno != EEXIST)
+      return ErrnoStatus(errno, "creating directory " + it->string());
+  }
+  if (!std::filesystem::is_directory(path, ec)) return FailedPreconditionError(path + " is not a directory");
   return OkStatus();
 }
 

@@ -14,7 +14,7 @@ Result<std::string> ReadFile(const std::string& path);
 // Writes `data` to a temporary file beside `path`, fsyncs it, renames it over `path` and
 // fsyncs the directory: readers see the old content or the new one, never a part.
 Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode = 0644);
-// mkdir -p; existing directories are fine.
+// mkdir -p: the directories it creates get `mode`; existing ones keep theirs.
 Status MakeDirs(const std::string& path, mode_t mode = 0755);
 // rm -rf; a missing path is fine.
 Status RemoveTree(const std::string& path);

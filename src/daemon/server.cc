@@ -142,8 +142,12 @@ int RunDaemon(const Config& config) {
     log::Error("daemon: cannot start: {}", s.ToString());
     return 1;
   };
-  for (const auto& dir : {config.state_dir + "/workloads", config.work_dir})
+  // The daemon's own dirs: users traverse them to their workloads' records and (unprivileged
+  // mode) to the images dirs given to them, and list nothing; an existing one is set so too.
+  for (const auto& dir : {config.state_dir + "/workloads", config.work_dir}) {
     if (Status s = fs::MakeDirs(dir, 0711); !s.ok()) return fail(s);
+    ::chmod(dir.c_str(), 0711);
+  }
 
   Result<bool> no_breakpoints = DecideNoBreakpoints(config.criu_no_breakpoints);
   if (!no_breakpoints.has_value()) return fail(no_breakpoints.error());

@@ -191,11 +191,13 @@ st, body = call("GET", "/v1/no/such/path", token=ADMIN)
 check("unknown API path: 404 in JSON", st == 404 and isinstance(body, dict) and "error" in body, (st, body))
 
 # checkpoint deletion goes to storage
+root_ck_path = os.environ["CKPT_DIR"] + f"/root/api-root/{root_ck}"
+check("the checkpoint to delete is in storage", os.path.exists(root_ck_path + "/manifest.json"), root_ck_path)
 st, _ = call("DELETE", f"/v1/checkpoints/{root_ck}", token=ADMIN)
 check("delete a checkpoint: 204", st == 204)
 st, body = call("GET", f"/v1/checkpoints/{root_ck}", token=ADMIN)
 check("the deleted checkpoint is gone", st == 404, (st, body))
-check("and gone from storage", not os.path.exists(os.environ["CKPT_DIR"] + f"/root/api-root/{root_ck}"))
+check("and gone from storage", not os.path.exists(root_ck_path))
 
 # revoked token
 st, _ = call("DELETE", f"/v1/tokens/{user_token_id}", token=ADMIN)

@@ -24,7 +24,13 @@ expect_error() { # description expected-substring command...
 restart_daemon() { stop_daemon; start_daemon "$@"; }
 has_manifest() { s3_list "$BUCKET" "$PREFIX/$1/" | grep -q "/manifest.json$"; }
 uploads_in_progress() { s3_request GET "/$BUCKET?uploads=" 2>/dev/null | grep -q "<UploadId>"; }
-good_count() { "$CEDANA" checkpoints --label "$1" | grep -c " good" || true; }
+# good_count LABEL: how many good checkpoints are listed; "listing failed" when the listing did
+# (a failed listing is no empty one).
+good_count() {
+  local out
+  out=$("$CEDANA" checkpoints --label "$1" 2>&1) || { echo "listing failed: $out"; return 1; }
+  grep -c " good" <<<"$out" || true
+}
 
 w=$("$CEDANA" run --label s3 --output "$T/w.out" -- "$WORKLOADS/counter.sh" 2>/dev/null)
 wait_for 20 at_least "$T/w.out" "Counter: " 3

@@ -29,7 +29,8 @@ fi
 n=$(last_counter victim.out)
 check "the job kept running through the policy's checkpoints" wait_for 10 counter_at_least victim.out $((n + 2))
 check "still RUNNING in SLURM" bash -c "squeue -h -j $job -o %T | grep -q RUNNING"
-ops_done() { api GET /operations | jq_py "all(o['state'] == 'done' for o in d if o['policy_id'] == $policy)" | grep -q True; }
+# At least one of the policy's operations, and every one of them done (all() of nothing is true).
+ops_done() { api GET /operations | jq_py "(lambda ops: len(ops) > 0 and all(o['state'] == 'done' for o in ops))([o for o in d if o['policy_id'] == $policy])" | grep -q True; }
 # The policy queues a dump every 10 s: one may be queued or running right now; wait for a
 # moment when none is (a failed one stays failed).
 check "the policy's operations finished as done" wait_for 30 ops_done
