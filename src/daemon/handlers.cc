@@ -299,7 +299,7 @@ Result<Message> HandleCheckpoints(Node& node, const Caller& caller, const Daemon
       ends[key] = end.has_value() ? *end : std::nullopt;
     }
     // "finished": made by a run that has ended by itself (not resumed by label any more).
-    s["run"] = image::OfFinishedRun(m, ends[key]) ? "finished" : "open";
+    s["run"] = image::OfFinishedRun(m.created_at_ms, ends[key]) ? "finished" : "open";
     list.push_back(std::move(s));
   }
   return Message{{"checkpoints", list}, {"dir", store->Describe()}};

@@ -61,7 +61,7 @@ Result<std::vector<Candidate>> FindCandidates(Node& node, const Caller& caller,
     if (!ends.count(m.owner)) {
       CEDANA_ASSIGN_OR_RETURN(ends[m.owner], image::ReadLineageEnd(store, m.owner, o.label));
     }
-    if (image::OfFinishedRun(m, ends[m.owner])) {
+    if (image::OfFinishedRun(m.created_at_ms, ends[m.owner])) {
       finished = ends[m.owner];
       continue;
     }

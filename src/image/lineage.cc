@@ -44,8 +44,8 @@ Result<LineageEnd> ParseLineageEnd(const std::string& json) {
   return end;
 }
 
-bool OfFinishedRun(const Manifest& m, const std::optional<LineageEnd>& end) {
-  return end.has_value() && m.created_at_ms <= end->finished_at_ms;
+bool OfFinishedRun(int64_t created_at_ms, const std::optional<LineageEnd>& end) {
+  return end.has_value() && created_at_ms <= end->finished_at_ms;
 }
 
 std::string DescribeEnd(const LineageEnd& end) {

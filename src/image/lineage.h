@@ -12,7 +12,6 @@
 #include <string>
 
 #include "common/result.h"
-#include "image/manifest.h"
 #include "storage/checkpoint_store.h"
 
 namespace cedana::image {
@@ -31,8 +30,8 @@ std::string LineageEndToJson(const LineageEnd& end);
 // kInvalidArgument naming the field that is missing or of the wrong type.
 Result<LineageEnd> ParseLineageEnd(const std::string& json);
 
-// Whether `m` was made by a run that has since finished.
-bool OfFinishedRun(const Manifest& m, const std::optional<LineageEnd>& end);
+// Whether a checkpoint made at `created_at_ms` belongs to a run that has since finished.
+bool OfFinishedRun(int64_t created_at_ms, const std::optional<LineageEnd>& end);
 
 // "label L: its last run finished at 2026-12-01 12:00:00 UTC (exit 0)".
 std::string DescribeEnd(const LineageEnd& end);

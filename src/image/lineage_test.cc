@@ -53,14 +53,11 @@ TEST(LineageTest, ARecordMustBeItsLabels) {
 }
 
 TEST(LineageTest, CheckpointsUpToTheEndBelongToTheFinishedRun) {
-  Manifest before, at, after;
-  before.created_at_ms = End().finished_at_ms - 1;
-  at.created_at_ms = End().finished_at_ms;
-  after.created_at_ms = End().finished_at_ms + 1;
-  EXPECT_TRUE(OfFinishedRun(before, End()));
-  EXPECT_TRUE(OfFinishedRun(at, End()));
-  EXPECT_FALSE(OfFinishedRun(after, End())) << "made by a new run";
-  EXPECT_FALSE(OfFinishedRun(before, std::nullopt)) << "an open lineage";
+  const int64_t end = End().finished_at_ms;
+  EXPECT_TRUE(OfFinishedRun(end - 1, End()));
+  EXPECT_TRUE(OfFinishedRun(end, End()));
+  EXPECT_FALSE(OfFinishedRun(end + 1, End())) << "made by a new run";
+  EXPECT_FALSE(OfFinishedRun(end - 1, std::nullopt)) << "an open lineage";
 }
 
 TEST(LineageTest, DescribesTheEnd) {

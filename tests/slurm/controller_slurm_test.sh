@@ -37,11 +37,18 @@ check "the policy's operations finished as done" wait_for 30 ops_done
 check "checkpoints listed with job id and node" \
   bash -c "api GET '/checkpoints?label=$LABEL' | grep -q '\"job_id\":$job'"
 
+# A run that ended by itself after a checkpoint: the API (and below the UI) marks its checkpoint.
+w=$("$CEDANA" run --label ui-finished -- bash -c 'sleep 2' 2>/dev/null)
+finished_ck=$("$CEDANA" dump "$w" --leave-running 2>/dev/null)
+finished_run() { [ "$(api GET "/checkpoints/$1" | jq_py "d.get('run')")" = finished ]; }
+check "the API marks the checkpoint of a run that ended by itself as finished" \
+  wait_for 30 finished_run "$finished_ck"
+
 # The web UI in headless Chromium, against this controller and job (its own policy on the label).
 if [ -x /usr/bin/chromium ] && [ -d "$ROOT/tests/ui/node_modules/playwright-core" ]; then
   mkdir -p "$UI_SCREENSHOTS"
   CONTROLLER_URL=$URL ADMIN_TOKEN=$ADMIN UI_LABEL=$LABEL SCREENSHOT_DIR=$UI_SCREENSHOTS CHECKPOINT_WAIT_SECONDS=90 \
-    node "$ROOT/tests/ui/ui_test.mjs" >"$T/ui.out" 2>&1
+    FINISHED_CHECKPOINT=$finished_ck node "$ROOT/tests/ui/ui_test.mjs" >"$T/ui.out" 2>&1
   ui=$?
   grep -E '^(PASS|FAIL)' "$T/ui.out" | sed 's/^/  ui: /' >&2
   check "web UI test in headless Chromium (screenshots in $UI_SCREENSHOTS)" test $ui = 0

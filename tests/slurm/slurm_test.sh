@@ -67,6 +67,24 @@ check "no restart of the script after the requeue" bash -c "! grep -q 'Starting 
 check "counter consecutive after the resume" consecutive victim.out
 check "SLURM counted one restart" bash -c "scontrol show job $victim | grep -q 'Restarts=1'"
 check "one resume per restart" test "$(grep -c 'resumed from checkpoint' victim.err)" = 1
+follows() { [ -n "$2" ] && [ "$2" -ge "$1" ] && [ "$2" -le $(($1 + 1)) ] && consecutive victim.out; }
+# Preempted twice more: each restart resumes the one before it (SLURM truncates the output at
+# each requeue, so each run's first counter must follow the last one's checkpoint).
+for restart in 2 3; do
+  preemptor=$(submit -p high -w compute-01 --cpus-per-task="$(nproc)" -o /dev/null preemptor.sbatch)
+  check "preemption $restart: checkpointed" wait_for 30 grep -q "taken on preemption" victim.err
+  at=$(last_counter victim.out)
+  wait_job_state "$victim" PENDING 120
+  wait_job_state "$preemptor" RUNNING 60
+  scancel "$preemptor"
+  sleep 1; scontrol update jobid="$victim" StartTime=now
+  check "preemption $restart: resumed as restart $restart" \
+    wait_for 60 grep -q "job $victim (restart $restart) resumed from checkpoint" victim.err
+  check "preemption $restart: counts on" wait_for 30 counter_at_least victim.out $((at + 3))
+  first=$(first_counter victim.out)
+  check "preemption $restart: from $at (first after requeue: $first), continuous" follows "$at" "$first"
+done
+check "SLURM counted three restarts" bash -c "scontrol show job $victim | grep -q 'Restarts=3'"
 workload_pid() { # the host pid of job $1's running workload
   "$CEDANA" ps --json | python3 -c "import json,sys
 for w in json.load(sys.stdin):
@@ -107,6 +125,23 @@ check "a job without CEDANA_ENABLE runs" wait_for 30 grep -q "Counter: 2" plain.
 check "untouched by cedana (no message)" bash -c "! grep -q cedana plain.err"
 check "no workload for it" bash -c "! \"$CEDANA\" ps --json | grep -q '\"job_id\": \"$plain\"'"
 scancel "$fresh" "$plain"
+
+# --- a job that ran to its end: the next one with its label starts fresh ------------------------
+short_job() {
+  submit --export=ALL,CEDANA_ENABLE=1,CEDANA_CHECKPOINT=shortjob,COUNTER_MAX=25,COUNTER_SLEEP=0.2 \
+    -o short.out -e short.err "$HERE/../workloads/counter.sh"
+}
+short=$(short_job)
+wait_for 30 counter_at_least short.out 8
+check "shortjob: checkpointed by hand mid-run" test -n "$("$CEDANA" dump slurm "$short" 2>/dev/null)"
+check "shortjob: runs to its end" wait_job_state "$short" COMPLETED 60
+short=$(short_job)
+check "shortjob again: starts fresh and says why" \
+  wait_for 30 grep -q "cedana: label shortjob: its last run finished at .* (exit 0); .*starting fresh" short.err
+starts_at_zero() { [ "$(first_counter short.out)" = 0 ] && counter_at_least short.out 2; }
+check "shortjob again: counts from 0, not from the finished run's checkpoint" wait_for 30 starts_at_zero
+check "shortjob again: not resumed" bash -c "! grep -q 'resumed from checkpoint' short.err"
+scancel "$short"
 
 # --- an invalid label is rejected at submission ------------------------------------------------
 out=$(sbatch --export=ALL,CEDANA_ENABLE=1,CEDANA_CHECKPOINT='bad/label' victim.sbatch 2>&1)

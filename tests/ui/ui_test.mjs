@@ -29,6 +29,8 @@ const MAINT_WINDOW = env.MAINT_WINDOW || '';
 const MAINT_STATUS = env.MAINT_STATUS || '';
 const MAINT_JOB = env.MAINT_JOB || '';
 const MAINT_WARNING = env.MAINT_WARNING || '';
+// FINISHED_CHECKPOINT: a checkpoint whose run has ended by itself, to be shown as such.
+const FINISHED_CHECKPOINT = env.FINISHED_CHECKPOINT || '';
 
 if (!BASE || !ADMIN_TOKEN) {
   console.error('usage: CONTROLLER_URL=http://host:port ADMIN_TOKEN=... [UI_LABEL=label] [SCREENSHOT_DIR=dir] [CHECKPOINT_WAIT_SECONDS=120] node ui_test.mjs');
@@ -193,18 +195,30 @@ try {
       return `interval now "${cell}"`;
     });
 
-    await step(`a checkpoint labelled ${UI_LABEL} appears on the Checkpoints page`, async () => {
+    await step(`a checkpoint of policy ${POLICY} labelled ${UI_LABEL} appears on the Checkpoints page`, async () => {
+      const policies = await apiCall('GET', '/v1/policies');
+      const mine = (Array.isArray(policies.data) ? policies.data : []).find((p) => p.name === POLICY);
+      expect(mine, `policy ${POLICY} is not in GET /v1/policies`);
       await page.locator(tid('nav-checkpoints')).click();
       await page.locator(tid('operations-panel')).waitFor();
       await page.locator(tid('filter-label')).fill(UI_LABEL);
-      // Wait for a good checkpoint with the label that was not there before the policy.
-      const handle = await page.waitForFunction(([label, old]) => {
-        const rows = document.querySelectorAll('[data-testid="checkpoint-row"][data-state="good"]');
-        for (const r of rows) if (r.dataset.label === label && !old.includes(r.dataset.id)) return r.dataset.id;
-        return null;
-      }, [UI_LABEL, Array.from(oldCheckpoints)], { timeout: WAIT_CP_MS, polling: 500 });
-      checkpointId = await handle.jsonValue();
-      return `new checkpoint ${checkpointId}${oldCheckpoints.size ? ` (${oldCheckpoints.size} older ones with this label ignored)` : ''}`;
+      // A new good row with the label, made by this policy: another policy or dump on the same
+      // label (the shell test's) must not pass for it.
+      const deadline = Date.now() + WAIT_CP_MS;
+      const seen = new Set(oldCheckpoints);
+      while (!checkpointId) {
+        expect(Date.now() < deadline, `no checkpoint of policy #${mine.id} within ${WAIT_CP_MS / 1000} s`);
+        const ids = await page.evaluate((label) => Array.from(
+          document.querySelectorAll('[data-testid="checkpoint-row"][data-state="good"]'))
+          .filter((r) => r.dataset.label === label).map((r) => r.dataset.id), UI_LABEL);
+        for (const id of ids.filter((i) => !seen.has(i))) {
+          seen.add(id);
+          const c = await apiCall('GET', `/v1/checkpoints/${encodeURIComponent(id)}`);
+          if (c.data && c.data.policy_id === mine.id) checkpointId = id;
+        }
+        if (!checkpointId) await page.waitForTimeout(500);
+      }
+      return `new checkpoint ${checkpointId} of policy #${mine.id} (${seen.size - oldCheckpoints.size - 1} others with the label ignored)`;
     });
 
     const cpRow = () => page.locator(`${tid('checkpoint-row')}[data-id=${q(checkpointId)}]`);
@@ -245,6 +259,23 @@ try {
       await page.locator(policyRow).waitFor({ state: 'detached' });
       await page.waitForTimeout(2500);
       expect((await page.locator(policyRow).count()) === 0, 'the policy is listed again');
+    });
+  }
+
+  if (FINISHED_CHECKPOINT) {
+    await step(`checkpoint ${FINISHED_CHECKPOINT}, whose run ended by itself, is marked "finished run"`, async () => {
+      await page.locator(tid('nav-checkpoints')).click();
+      await page.locator(tid('filter-label')).fill('');
+      const row = page.locator(`${tid('checkpoint-row')}[data-id=${q(FINISHED_CHECKPOINT)}]`);
+      await row.waitFor({ timeout: 30_000 });
+      await page.waitForFunction((id) => {
+        const r = document.querySelector(`[data-testid="checkpoint-row"][data-id="${id}"]`);
+        return r && r.dataset.run === 'finished';
+      }, FINISHED_CHECKPOINT, { timeout: 30_000, polling: 500 });
+      await row.locator(tid('checkpoint-run-finished')).waitFor();
+      const restorable = await row.locator(tid('checkpoint-restore')).isEnabled();
+      expect(restorable, 'a finished run\'s checkpoint can no longer be restored by id');
+      return 'badge shown, Restore still enabled';
     });
   }
 

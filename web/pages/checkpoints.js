@@ -99,6 +99,7 @@ export default {
       const good = String(c.state || '').toLowerCase() === 'good';
       return h('tr', {
         'data-testid': 'checkpoint-row', 'data-id': c.id, 'data-label': c.label || '', 'data-state': c.state || '',
+        'data-run': c.run || 'open',
         class: inspected === c.id ? 'is-selected' : null,
       },
       h('td', {}, mono(c.id, 'id-cell')),
@@ -109,7 +110,10 @@ export default {
       h('td', { title: ago(c.created_ms) }, time(c.created_ms)),
       h('td', { class: 'num', title: c.image_size ? `image ${bytes(c.image_size)} before compression` : null }, bytes(c.size)),
       h('td', {}, `${dash(c.codec)} × ${dash(c.streams)}`),
-      h('td', {}, badge(c.state)),
+      h('td', {}, badge(c.state), c.run === 'finished'
+        ? h('span', { class: 'badge s-neutral', 'data-testid': 'checkpoint-run-finished',
+          title: 'Its run ended by itself: the next job with this label starts fresh. It can still be restored here.' }, 'finished run')
+        : null),
       h('td', { class: 'actions' },
         h('button', { type: 'button', class: 'btn btn-sm', 'data-testid': 'checkpoint-inspect', onclick: () => inspect(c.id) }, 'Inspect'),
         h('button', { type: 'button', class: 'btn btn-sm', 'data-testid': 'checkpoint-restore', disabled: !good, title: good ? 'Restore this checkpoint' : 'Only good checkpoints can be restored', onclick: () => restore(c) }, 'Restore'),

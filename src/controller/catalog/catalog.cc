@@ -37,7 +37,7 @@ JobRecord JobOf(const SqlRow& r) {
 
 constexpr char kCheckpointColumns[] =
     "id, owner, label, job_id, node, created_ms, size, image_size, codec, streams, state, "
-    "location, policy_id, manifest";
+    "location, policy_id, manifest, run";
 
 CheckpointRecord CheckpointOf(const SqlRow& r) {
   CheckpointRecord c;
@@ -55,6 +55,7 @@ CheckpointRecord CheckpointOf(const SqlRow& r) {
   c.location = r.Text(11);
   c.policy_id = r.OptionalInt(12);
   c.manifest = r.Text(13);
+  c.run = r.Text(14);
   return c;
 }
 
@@ -266,12 +267,12 @@ Result<JobRecord> Catalog::GetJob(int64_t job_id) {
 Status Catalog::UpsertCheckpoint(const CheckpointRecord& c) {
   return db_->Exec(
       "INSERT INTO checkpoints (id, owner, label, job_id, node, created_ms, size, image_size, codec, "
-      "streams, state, location, policy_id, manifest) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+      "streams, state, location, policy_id, manifest, run) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
       "ON CONFLICT (id) DO UPDATE SET state = excluded.state, location = excluded.location, "
-      "size = excluded.size, manifest = excluded.manifest, "
+      "size = excluded.size, manifest = excluded.manifest, run = excluded.run, "
       "policy_id = COALESCE(checkpoints.policy_id, excluded.policy_id)",
       {c.id, c.owner, c.label, SqlOptional(c.job_id), c.node, c.created_ms, c.size, c.image_size,
-       c.codec, c.streams, c.state, c.location, SqlOptional(c.policy_id), c.manifest});
+       c.codec, c.streams, c.state, c.location, SqlOptional(c.policy_id), c.manifest, c.run});
 }
 
 Status Catalog::SyncCheckpoints(const std::vector<CheckpointRecord>& found) {

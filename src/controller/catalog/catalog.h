@@ -61,6 +61,7 @@ struct CheckpointRecord {
   std::string location;
   std::optional<int64_t> policy_id;
   std::string manifest;  // the manifest JSON
+  std::string run = "open";  // "finished": its run ended by itself (image/lineage.h)
 };
 
 struct CheckpointFilter {

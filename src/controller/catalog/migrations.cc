@@ -122,6 +122,9 @@ CREATE TABLE maintenance_moves (
 );
 CREATE INDEX maintenance_moves_window ON maintenance_moves (window_name);
 )"},
+      {4, "checkpoints say whether their run has finished (lineages)", R"(
+ALTER TABLE checkpoints ADD COLUMN run TEXT NOT NULL DEFAULT 'open';
+)"},
   };
   return all;
 }

@@ -53,6 +53,7 @@ nlohmann::json ToJson(const CheckpointRecord& c, bool with_manifest) {
                       {"codec", c.codec},
                       {"streams", c.streams},
                       {"state", c.state},
+                      {"run", c.run},
                       {"location", c.location},
                       {"policy_id", Nullable(c.policy_id)}};
   if (with_manifest) {

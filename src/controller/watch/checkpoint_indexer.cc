@@ -3,6 +3,7 @@
 #include <set>
 
 #include "common/log.h"
+#include "image/lineage.h"
 #include "image/manifest.h"
 #include "storage/checkpoint_store.h"
 
@@ -20,6 +21,22 @@ std::string CheckpointIndexer::Refusal(const storage::CheckpointRef& ref, const 
     return "its signed owner, label and id (" + m.owner + "/" + m.label + "/" + m.id +
            ") are not its path's";
   return "";
+}
+
+// A label's lineage may end at any time (its run exited by itself on some node): each refresh
+// reads the record of every label it indexes, once.
+void CheckpointIndexer::MarkFinishedRuns(storage::CheckpointStore& store,
+                                         std::vector<CheckpointRecord>* found) const {
+  std::map<std::pair<std::string, std::string>, std::optional<image::LineageEnd>> ends;
+  for (CheckpointRecord& c : *found) {
+    auto key = std::make_pair(c.owner, c.label);
+    if (!ends.count(key)) {
+      Result<std::optional<image::LineageEnd>> end = image::ReadLineageEnd(store, c.owner, c.label);
+      if (!end.has_value()) log::Warn("index: {}", end.error().ToString());
+      ends[key] = end.has_value() ? *end : std::nullopt;
+    }
+    c.run = image::OfFinishedRun(c.created_ms, ends[key]) ? "finished" : "open";
+  }
 }
 
 Status CheckpointIndexer::Refresh() {
@@ -77,6 +94,7 @@ Status CheckpointIndexer::Refresh() {
     now[path] = c;
     found.push_back(std::move(c));
   }
+  MarkFinishedRuns(*store, &found);
   CEDANA_RETURN_IF_ERROR(catalog_.SyncCheckpoints(found));
   known_ = std::move(now);
   refused_ = std::move(refused);

@@ -28,6 +28,7 @@ class CheckpointIndexer {
 
  private:
   std::string Refusal(const storage::CheckpointRef& ref, const image::Manifest& m) const;
+  void MarkFinishedRuns(storage::CheckpointStore& store, std::vector<CheckpointRecord>* found) const;
 
   const Config& config_;
   Catalog& catalog_;
