@@ -212,6 +212,15 @@ const std::vector<KeySpec>& Specs() {
     s.push_back(BoolKey("slurm.unprivileged", "CEDANA_SLURM_UNPRIVILEGED",
                         &Config::slurm_unprivileged,
                         "Dump and restore SLURM jobs as the job's user instead of root."));
+    s.push_back(BoolKey("slurm.requeue_on_timeout", "CEDANA_SLURM_REQUEUE_ON_TIMEOUT",
+                        &Config::slurm_requeue_on_timeout,
+                        "Requeue jobs that set CEDANA_REQUEUE_ON_TIMEOUT=1 after their time-limit checkpoint."));
+    s.push_back(IntKey("slurm.max_restarts", "CEDANA_SLURM_MAX_RESTARTS", &Config::slurm_max_restarts, 0,
+                       1000, "Time-limit requeues of one job at most."));
+    s.push_back(IntKey("slurm.timeout_margin_seconds", "CEDANA_SLURM_TIMEOUT_MARGIN_SECONDS",
+                       &Config::slurm_timeout_margin_seconds, 5, 3600,
+                       "The time-limit checkpoint starts this long plus the last checkpoint's "
+                       "duration before the job's end time."));
     return s;
   }();
   return specs;

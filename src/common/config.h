@@ -81,6 +81,14 @@ struct Config {
   int s3_max_attempts = 5;
   // slurm.unprivileged (CEDANA_SLURM_UNPRIVILEGED): dump/restore as the job's user. 0|1.
   bool slurm_unprivileged = false;
+  // slurm.requeue_on_timeout (CEDANA_SLURM_REQUEUE_ON_TIMEOUT): the site allows jobs that ask
+  // (CEDANA_REQUEUE_ON_TIMEOUT=1) to be requeued after their time-limit checkpoint. 0|1.
+  bool slurm_requeue_on_timeout = false;
+  // slurm.max_restarts (CEDANA_SLURM_MAX_RESTARTS): time-limit requeues per job at most.
+  int slurm_max_restarts = 10;
+  // slurm.timeout_margin_seconds (CEDANA_SLURM_TIMEOUT_MARGIN_SECONDS): the time-limit checkpoint
+  // starts this long, plus the label's last checkpoint's duration, before the job's end time.
+  int slurm_timeout_margin_seconds = 20;
 };
 
 // Where a value came from, for `cedana config show`.

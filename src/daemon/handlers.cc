@@ -92,6 +92,15 @@ Status CheckOutputPath(const Caller& caller, const std::string& path) {
   return OpenOutputAs(path, caller.uid, caller.gid).error();
 }
 
+// What the node's site allows a job proxy at its job's time limit (docs/slurm.md, "Time
+// limits"): from the daemon's config, which a job's environment cannot change.
+Message TimeLimitPolicy(const Node& node) {
+  const Config& c = node.config();
+  return Message{{"requeue", c.slurm_requeue_on_timeout},
+                 {"max_restarts", c.slurm_max_restarts},
+                 {"margin_seconds", c.slurm_timeout_margin_seconds}};
+}
+
 // With restore_label (the SLURM job proxy), the newest good checkpoint of the label is restored
 // if there is one; if none can be, the command starts fresh and the reason is returned.
 Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest& req) {
@@ -110,9 +119,14 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
     o.callers_own_only = true;
     Result<RestoreOutcome> r = RunRestore(node, caller, o, {});
     if (r.has_value())
-      return Message{{"id", r->workload_id},   {"pid", r->pid},
-                     {"label", o.label},       {"stdout_path", r->stdout_path},
-                     {"restored_from", r->checkpoint_id}, {"skipped", r->skipped}};
+      return Message{{"id", r->workload_id},
+                     {"pid", r->pid},
+                     {"label", o.label},
+                     {"stdout_path", r->stdout_path},
+                     {"restored_from", r->checkpoint_id},
+                     {"checkpoint_duration_ms", r->checkpoint_duration_ms},
+                     {"skipped", r->skipped},
+                     {"time_limit", TimeLimitPolicy(node)}};
     if (image::IsFinishedRun(r.error()))
       fresh_reason = r.error().message();
     else if (r.error().code() != Code::kNotFound)
@@ -147,7 +161,8 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
                  {"label", spec.label},
                  {"stdout_path", spec.stdout_path},
                  {"restore_error", restore_error},
-                 {"fresh_reason", fresh_reason}};
+                 {"fresh_reason", fresh_reason},
+                 {"time_limit", TimeLimitPolicy(node)}};
 }
 
 Result<Message> HandlePs(Node& node, const Caller& caller) {

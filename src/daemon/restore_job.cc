@@ -287,7 +287,7 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   log::Info("restore: checkpoint {} restored as workload {} (pid {}, {} {} ms, total {} ms)",
             m.id, spec.id, started->pid, streamed ? "streamed, heads" : "unpack",
             ms(unpacked - began), ms(std::chrono::steady_clock::now() - began));
-  return RestoreOutcome{spec.id, started->pid, m.id, spec.stdout_path, {}};
+  return RestoreOutcome{spec.id, started->pid, m.id, m.duration_ms, spec.stdout_path, {}};
 }
 
 }  // namespace

@@ -29,6 +29,7 @@ struct RestoreOutcome {
   std::string workload_id;
   pid_t pid = 0;
   std::string checkpoint_id;
+  int64_t checkpoint_duration_ms = 0;  // how long that checkpoint took to make
   std::string stdout_path;
   std::vector<std::string> skipped;  // "<id>: <why>" for each checkpoint that was passed over
 };

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <ctime>
+#include <optional>
 #include <csignal>
 #include <cstring>
 #include <filesystem>
@@ -21,6 +23,7 @@
 #include "common/label.h"
 #include "protocol/client.h"
 #include "slurm_bin/slurm_job.h"
+#include "slurm_bin/time_limit.h"
 
 extern char** environ;
 
@@ -119,19 +122,21 @@ std::vector<std::string> JobEnvironment() {
   ::_exit(127);
 }
 
-// Asks the daemon for a checkpoint that stops the workload. true when it was committed.
-bool Checkpoint(const std::string& socket, const std::string& id, const char* why, JobLog& log) {
+// Asks the daemon for a checkpoint (that stops the workload, unless leave_running). Its duration
+// in ms once it was committed, nullopt when it failed.
+std::optional<int64_t> Checkpoint(const std::string& socket, const std::string& id, const char* why,
+                                  bool leave_running, JobLog& log) {
   auto started = std::chrono::steady_clock::now();
-  auto r = protocol::CallDaemon(socket, {{"op", "dump"}, {"id", id}, {"leave_running", false}});
+  auto r = protocol::CallDaemon(socket, {{"op", "dump"}, {"id", id}, {"leave_running", leave_running}});
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!r.has_value()) {
     log("checkpoint on {} failed after {:.1f} s: {}", why, secs, r.error().message());
-    return false;
+    return std::nullopt;
   }
   const auto& c = (*r)["checkpoint"];
   log("checkpoint {} of label {} taken on {} in {:.1f} s ({} bytes stored)", c.value("id", ""),
       c.value("label", ""), why, secs, c.value("stored_bytes", uint64_t{0}));
-  return true;
+  return c.value("duration_ms", int64_t{0});
 }
 
 }  // namespace
@@ -190,27 +195,60 @@ int RunAttach(const std::vector<std::string>& argv) {
   // Watch the workload itself too: if the daemon is down for good we still see it end.
   int workload_fd = static_cast<int>(::syscall(SYS_pidfd_open, r->value("pid", 0), 0));
   SlurmJob job(static_cast<uint32_t>(std::stoul(job_id)));
-  bool checkpointed = false, tried_preempt = false, tried_term = false;
+  bool checkpointed = false, tried_preempt = false, tried_term = false, tried_limit = false;
+  // At the time limit (time_limit.h): the site's policy comes from the node daemon's config.
+  const protocol::Message& policy = (*r)["time_limit"];
+  TimeLimitPolicy limits;
+  if (policy.is_object()) {
+    limits.site_allows_requeue = policy.value("requeue", false);
+    limits.max_restarts = policy.value("max_restarts", limits.max_restarts);
+    limits.margin_seconds = policy.value("margin_seconds", limits.margin_seconds);
+  }
+  const bool requeue_asked = Env("CEDANA_REQUEUE_ON_TIMEOUT") == "1";
+  int64_t last_checkpoint_ms = r->value("checkpoint_duration_ms", int64_t{0});
   int unreachable_after_exit = 0;
   auto last_poll = std::chrono::steady_clock::now() - std::chrono::seconds(10);
   for (;;) {
     if (g_term && !tried_term && !checkpointed) {
       tried_term = true;
-      checkpointed = Checkpoint(socket, id, "SIGTERM", log);
+      checkpointed = Checkpoint(socket, id, "SIGTERM", false, log).has_value();
     }
     if (g_term && checkpointed) return 0;
     bool preempt = g_usr1 != 0;
-    if (!tried_preempt && !checkpointed &&
-        std::chrono::steady_clock::now() - last_poll >= std::chrono::milliseconds(500)) {
+    std::optional<JobState> state;
+    if (!checkpointed && std::chrono::steady_clock::now() - last_poll >= std::chrono::milliseconds(500)) {
       last_poll = std::chrono::steady_clock::now();
-      auto p = job.Preempted();
-      preempt = preempt || (p.has_value() && *p);
+      if (auto s = job.Load(); s.has_value()) state = *s;
+      preempt = preempt || (state && state->preempted);
     }
     if (preempt && !tried_preempt && !checkpointed) {
       tried_preempt = true;
       // Stay alive after the checkpoint: SLURM requeues a preempted job when its grace time
       // ends; a batch step that exited by itself would end the job instead.
-      checkpointed = Checkpoint(socket, id, "preemption", log);
+      checkpointed = Checkpoint(socket, id, "preemption", false, log).has_value();
+    }
+    if (state && !checkpointed && !tried_limit) {
+      TimeLimitInput in{std::time(nullptr), state->end_time, last_checkpoint_ms, requeue_asked,
+                        state->restart_count};
+      TimeLimitAction action = DecideTimeLimit(in, limits);
+      if (action != TimeLimitAction::kWait) {
+        tried_limit = true;
+        if (std::string why = WhyNoRequeue(in, limits); !why.empty())
+          log("not requeued at the time limit: {}", why);
+        bool requeue = action == TimeLimitAction::kCheckpointAndRequeue;
+        std::optional<int64_t> took = Checkpoint(socket, id, "its time limit", !requeue, log);
+        if (took) last_checkpoint_ms = *took;
+        if (took && requeue) {
+          // Stopped at the checkpoint: SLURM ends this run and starts the job again, and the
+          // next run resumes from it. Stay until SLURM stops us, as after a preemption.
+          checkpointed = true;
+          if (Status q = job.Requeue(); q.ok())
+            log("job {} requeued at its time limit (restart {} of at most {}); it resumes from the checkpoint",
+                job_id, state->restart_count + 1, limits.max_restarts);
+          else
+            log("requeueing at the time limit failed ({}); resubmit the job to resume it", q.message());
+        }
+      }
     }
     pollfd p{workload_fd, POLLIN, 0};
     bool gone = workload_fd >= 0 && ::poll(&p, 1, 200) > 0;

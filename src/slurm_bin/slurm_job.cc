@@ -16,13 +16,26 @@ SlurmJob::SlurmJob(uint32_t job_id) : job_id_(job_id) {
   std::call_once(init, [] { slurm_init(nullptr); });
 }
 
-Result<bool> SlurmJob::Preempted() {
+Result<JobState> SlurmJob::Load() {
   job_info_msg_t* msg = nullptr;
   if (slurm_load_job(&msg, job_id_, SHOW_ALL) != SLURM_SUCCESS || msg == nullptr)
     return UnavailableError(fmt::format("loading job {}: {}", job_id_, slurm_strerror(slurm_get_errno())));
-  bool preempted = msg->record_count > 0 && msg->job_array[0].preempt_time != 0;
+  JobState state;
+  if (msg->record_count > 0) {
+    const slurm_job_info_t& j = msg->job_array[0];
+    state.preempted = j.preempt_time != 0;
+    // A job without a time limit has an end time far ahead (INFINITE minutes).
+    state.end_time = j.time_limit == INFINITE || j.time_limit == NO_VAL ? 0 : j.end_time;
+    state.restart_count = j.restart_cnt;
+  }
   slurm_free_job_info_msg(msg);
-  return preempted;
+  return state;
+}
+
+Status SlurmJob::Requeue() {
+  if (slurm_requeue(job_id_, 0) != SLURM_SUCCESS)
+    return UnavailableError(fmt::format("requeueing job {}: {}", job_id_, slurm_strerror(slurm_get_errno())));
+  return OkStatus();
 }
 
 }  // namespace cedana::slurm_bin

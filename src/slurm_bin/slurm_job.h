@@ -1,19 +1,28 @@
-// SlurmJob: what the job proxy asks SLURM about its own job, through libslurm. Not
-// thread-safe; one per proxy.
+// SlurmJob: what the job proxy asks SLURM about its own job, and asks of it, through libslurm.
+// Not thread-safe; one per proxy.
 #pragma once
 
 #include <cstdint>
+#include <ctime>
 
 #include "common/result.h"
 
 namespace cedana::slurm_bin {
 
+struct JobState {
+  // slurmctld has decided to preempt the job (its preempt_time is set): SLURM 22.05 does not
+  // signal a batch script at preemption, so the proxy polls for this.
+  bool preempted = false;
+  std::time_t end_time = 0;    // when SLURM ends it (its time limit); 0 when unlimited
+  uint32_t restart_count = 0;  // requeues so far
+};
+
 class SlurmJob {
  public:
   explicit SlurmJob(uint32_t job_id);
-  // true once slurmctld has decided to preempt the job (its preempt_time is set): SLURM 22.05
-  // does not signal a batch script at preemption, so the proxy polls for this.
-  Result<bool> Preempted();
+  Result<JobState> Load();
+  // Puts the (running) job back into the queue, as `scontrol requeue` does; its owner may.
+  Status Requeue();
 
  private:
   uint32_t job_id_;

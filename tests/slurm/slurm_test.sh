@@ -143,6 +143,37 @@ check "shortjob again: counts from 0, not from the finished run's checkpoint" wa
 check "shortjob again: not resumed" bash -c "! grep -q 'resumed from checkpoint' short.err"
 scancel "$short"
 
+# --- time limits: a 1-minute job that counts for 90 s runs through its limit -------------------
+# (once: it takes about three minutes). The site switch is the node daemon's config.
+if [ "${CLUSTER_PROCTRACK:-}" = linuxproc ]; then
+  stop_daemon
+  start_node_daemon "$T/daemon.out" CEDANA_SLURM_REQUEUE_ON_TIMEOUT=1 || { say "daemon did not restart"; exit 1; }
+  long=$(submit --time=1 --open-mode=append -o long.out -e long.err \
+    --export=ALL,CEDANA_ENABLE=1,CEDANA_CHECKPOINT=longsim,CEDANA_REQUEUE_ON_TIMEOUT=1,COUNTER_MAX=90 \
+    "$HERE/../workloads/counter.sh")
+  # A requeued job is held ~120 s (BeginTime): start it again at once, until it has ended.
+  for _ in $(seq 400); do
+    st=$(job_state "$long")
+    case $st in COMPLETED | FAILED | TIMEOUT | CANCELLED | NODE_FAIL) break ;; esac
+    [ "$st" = PENDING ] && scontrol update jobid="$long" StartTime=now >/dev/null 2>&1
+    sleep 1
+  done
+  check "time limit: checkpointed before SLURM's limit" grep -q "taken on its time limit" long.err
+  requeued_twice() { grep -q "job $long requeued at its time limit (restart 1 of at most 10)" long.err &&
+                     grep -q "job $long requeued at its time limit (restart 2 of" long.err; }
+  check "time limit: requeued at its limit, and again" requeued_twice
+  check "time limit: each run resumed the one before" grep -q "job $long (restart 2) resumed from checkpoint" long.err
+  check "time limit: the job completed (not TIMEOUT)" \
+    bash -c "scontrol show job $long | grep -q 'JobState=COMPLETED'"
+  counted_through() { consecutive long.out && [ "$(first_counter long.out)" = 0 ] && [ "$(last_counter long.out)" = 90 ]; }
+  check "time limit: one continuous count from 0 to 90 through the requeues" counted_through
+  restarts=$(scontrol show job "$long" | grep -o 'Restarts=[0-9]*' | cut -d= -f2)
+  check "time limit: scontrol show job counts the restarts (${restarts:-none})" test "${restarts:-0}" -ge 2
+  [ "$FAILED" -gt 0 ] && { say "--- long.err"; cat long.err >&2; say "--- long.out (tail)"; tail -3 long.out >&2; }
+  stop_daemon
+  start_daemon || { say "daemon did not restart"; exit 1; }
+fi
+
 # --- an invalid label is rejected at submission ------------------------------------------------
 out=$(sbatch --export=ALL,CEDANA_ENABLE=1,CEDANA_CHECKPOINT='bad/label' victim.sbatch 2>&1)
 check "invalid label rejected at submission" bash -c "! grep -q 'Submitted' <<<'$out'"
