@@ -104,6 +104,8 @@ stop_restored
 stop_daemon
 
 # === part 2: unprivileged mode, alice owns her directory of the checkpoint dir ================
+# A checkpoint dir of its own: part 1's (root's, 0700 label dirs) is not one alice can list.
+export CEDANA_CHECKPOINT_DIR=$T/checkpoints-unprivileged
 use_criu_as_in_unprivileged_mode
 start_daemon CEDANA_SLURM_UNPRIVILEGED=1 || exit 1
 # checkpoint_path CK: the directory of checkpoint CK (alice's).
