@@ -301,7 +301,7 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
     rollback_armed = true;
   }
   auto dumped = std::chrono::steady_clock::now();
-  PauseIfAsked("dump:dumped");
+  CEDANA_RETURN_IF_ERROR(FaultAt("dump:dumped"));
 
   // What CRIU recorded is what a restore recreates: a tree that held more than its owner's
   // identity (setuid, setgid, file capabilities) does not become the owner's checkpoint (D8).
@@ -341,11 +341,11 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
                       std::chrono::steady_clock::now() - started)
                       .count();
   image::SignManifest(&m, node.cluster_key());
-  PauseIfAsked("dump:packed");
+  CEDANA_RETURN_IF_ERROR(FaultAt("dump:packed"));
   CEDANA_RETURN_IF_ERROR(store->Commit(ref, image::ManifestToJson(m)))
       << "committing checkpoint " << m.id;
   committed = true;
-  PauseIfAsked("dump:committed");
+  (void)FaultAt("dump:committed");  // a pause only: past the commit nothing rolls back
   as_owner.reset();
 
   if (!options.leave_running) {

@@ -26,7 +26,9 @@ TEST(ProcessTreeTest, FindsChildrenAndSignalsThem) {
   ASSERT_EQ(tree.size(), 2u);
   EXPECT_EQ(tree[0], pid);
   EXPECT_EQ(SignalTree(pid, SIGSTOP), 2);
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // Stopping is asynchronous: wait for the state, not a fixed time.
+  for (int i = 0; i < 200 && ProcessState(tree[1]) != 'T'; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_EQ(ProcessState(tree[1]), 'T');
   EXPECT_EQ(SignalTree(pid, SIGCONT), 2);
   EXPECT_EQ(SignalTree(pid, SIGKILL), 2);
