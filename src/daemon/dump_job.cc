@@ -217,9 +217,14 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   m.workload = target.workload;
   storage::CheckpointRef ref{m.owner, m.label, m.id};
 
-  std::string images_dir = cfg.work_dir + "/dump-" + m.id;
+  const std::string images_name = "dump-" + m.id;
+  const std::string images_dir = cfg.work_dir + "/" + images_name;
+  node.ClaimWorkDir(images_name);
+  ScopeExit remove_images([&] {
+    (void)fs::RemoveTree(images_dir);
+    node.ReleaseWorkDir(images_name);
+  });
   CEDANA_RETURN_IF_ERROR(fs::MakeDirs(images_dir, 0700));
-  ScopeExit remove_images([&] { (void)fs::RemoveTree(images_dir); });
   const std::optional<engine::RunAs> criu_identity = node.CriuIdentityFor(target.uid, target.gid);
   if (criu_identity && ::chown(images_dir.c_str(), target.uid, target.gid) != 0)
     return ErrnoStatus(errno, "giving the images dir " + images_dir + " to " + m.owner);

@@ -41,6 +41,21 @@ std::unique_lock<std::mutex> Node::LockWorkload(const std::string& id) {
   return std::unique_lock<std::mutex>(*mu);
 }
 
+void Node::ClaimWorkDir(const std::string& name) {
+  std::lock_guard guard(work_dirs_mu_);
+  work_dirs_.insert(name);
+}
+
+void Node::ReleaseWorkDir(const std::string& name) {
+  std::lock_guard guard(work_dirs_mu_);
+  work_dirs_.erase(name);
+}
+
+bool Node::WorkDirClaimed(const std::string& name) const {
+  std::lock_guard guard(work_dirs_mu_);
+  return work_dirs_.count(name) != 0;
+}
+
 Status CheckOwner(const Caller& caller, uid_t owner, const std::string& what) {
   if (caller.IsRoot() || caller.uid == owner) return OkStatus();
   return PermissionDeniedError(fmt::format("{} belongs to {}, not to {}", what, UserName(owner),

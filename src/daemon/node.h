@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <utility>
 #include <string>
 
@@ -57,6 +58,11 @@ class Node {
   std::pair<uid_t, gid_t> StoreIdentityFor(uid_t owner, gid_t gid) const;
   // One dump or restore at a time per workload.
   std::unique_lock<std::mutex> LockWorkload(const std::string& id);
+  // Images dirs (names in the work dir) of the dumps and restores in progress: the work dir's
+  // sweep (daemon/recovery.h) removes every other one. Claim before creating the dir.
+  void ClaimWorkDir(const std::string& name);
+  void ReleaseWorkDir(const std::string& name);
+  bool WorkDirClaimed(const std::string& name) const;
 
  private:
   const Config config_;
@@ -69,6 +75,8 @@ class Node {
   const SlurmJobRegistry slurm_jobs_;
   std::mutex locks_mu_;
   std::map<std::string, std::unique_ptr<std::mutex>> locks_;
+  mutable std::mutex work_dirs_mu_;
+  std::set<std::string> work_dirs_;  // guarded by work_dirs_mu_
 };
 
 // kPermissionDenied unless the caller is root or `owner`.

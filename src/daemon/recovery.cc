@@ -78,17 +78,6 @@ void RecoverRestores(Node& node) {
   }
 }
 
-void ClearWorkDir(const std::string& work_dir) {
-  Result<std::vector<std::string>> names = fs::ListDir(work_dir);
-  if (!names.has_value()) return;
-  int removed = 0;
-  for (const std::string& name : *names) {
-    if (name.rfind("dump-", 0) != 0 && name.rfind("restore-", 0) != 0) continue;
-    if (fs::RemoveTree(work_dir + "/" + name).ok()) ++removed;
-  }
-  if (removed > 0) log::Warn("recovery: removed {} images dirs left in {}", removed, work_dir);
-}
-
 }  // namespace
 
 void RecoverInterruptedOperations(Node& node) {
@@ -102,7 +91,20 @@ void RecoverInterruptedOperations(Node& node) {
     log::Warn("recovery: {}", pending.error().ToString());
   }
   RecoverRestores(node);
-  ClearWorkDir(node.config().work_dir);
+  SweepWorkDir(node);
+}
+
+void SweepWorkDir(const Node& node) {
+  const std::string& work_dir = node.config().work_dir;
+  Result<std::vector<std::string>> names = fs::ListDir(work_dir);
+  if (!names.has_value()) return;
+  int removed = 0;
+  for (const std::string& name : *names) {
+    if (name.rfind("dump-", 0) != 0 && name.rfind("restore-", 0) != 0) continue;
+    if (node.WorkDirClaimed(name)) continue;
+    if (fs::RemoveTree(work_dir + "/" + name).ok()) ++removed;
+  }
+  if (removed > 0) log::Warn("recovery: removed {} images dirs no dump or restore uses from {}", removed, work_dir);
 }
 
 }  // namespace cedana::daemon

@@ -7,6 +7,8 @@
 // - a streamed restore whose tree was never continued (the `verifying` marker): its pages were
 //   not all verified, so the tree is killed, never continued; the checkpoint stays for a retry.
 // - the work dir's images dirs: no dump or restore is in progress at start, so all are removed.
+// SweepWorkDir is also run every few seconds (Housekeeper): an images dir that no dump or restore
+// of this daemon claims (Node::ClaimWorkDir) is left over and removed.
 #pragma once
 
 #include "daemon/node.h"
@@ -14,5 +16,6 @@
 namespace cedana::daemon {
 
 void RecoverInterruptedOperations(Node& node);
+void SweepWorkDir(const Node& node);
 
 }  // namespace cedana::daemon

@@ -21,7 +21,7 @@
 #include "common/scope_exit.h"
 #include "common/unique_fd.h"
 #include "daemon/caller_files.h"
-#include "daemon/lineage_keeper.h"
+#include "daemon/lineage_recorder.h"
 #include "daemon/slurm_spool.h"
 #include "daemon/supervisor.h"
 #include "engine/image_serve.h"
@@ -170,8 +170,13 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   CEDANA_RETURN_IF_ERROR(image::VerifyManifest(m, node.cluster_key()));
   const auto began = std::chrono::steady_clock::now();
   const Config& cfg = node.config();
-  std::string images_dir = cfg.work_dir + "/restore-" + m.id + "-" + NewId("");
-  ScopeExit remove_images([&] { (void)fs::RemoveTree(images_dir); });
+  const std::string images_name = "restore-" + m.id + "-" + NewId("");
+  const std::string images_dir = cfg.work_dir + "/" + images_name;
+  node.ClaimWorkDir(images_name);
+  ScopeExit remove_images([&] {
+    (void)fs::RemoveTree(images_dir);
+    node.ReleaseWorkDir(images_name);
+  });
   CEDANA_RETURN_IF_ERROR(fs::MakeDirs(images_dir, 0700));
   // Unprivileged mode: the owner's CRIU reads the images, and the checkpoint files are read with
   // the owner's file-system identity (root_squash NFS).

@@ -25,7 +25,7 @@
 #include "common/unique_fd.h"
 #include "common/version.h"
 #include "daemon/agent.h"
-#include "daemon/lineage_keeper.h"
+#include "daemon/housekeeper.h"
 #include "daemon/recovery.h"
 #include "daemon/connection_limits.h"
 #include "image/manifest.h"
@@ -191,8 +191,8 @@ int RunDaemon(const Config& config) {
             node.criu().settings().binary, *no_breakpoints ? "on" : "off", running);
 
   // Declared after node: stopped before node goes.
-  LineageKeeper lineage(node);
-  lineage.Start();
+  Housekeeper housekeeper(node);
+  housekeeper.Start();
   // Declared after node: stopped (and its operations finished) before node goes.
   std::optional<Agent> agent;
   if (!config.url.empty()) {

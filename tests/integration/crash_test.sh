@@ -4,7 +4,8 @@
 # streams were stored, after the commit) and of a streamed restore (before the tree is
 # continued). The daemon that starts next must leave no workload stopped (continued, or, after
 # a commit, the stop finished), no half-written checkpoint in the store and nothing in the work
-# dir. The exact steps are reached with CEDANA_TEST_PAUSE_AT (common/fault_point.h).
+# dir. The exact steps are reached with CEDANA_TEST_PAUSE_AT (common/fault_point.h). While the
+# daemon runs, images dirs nobody uses are swept, and a running dump's is not.
 source "$(dirname "$0")/lib.sh"
 export COUNTER_SLEEP=0.1
 MIB=${MEMSTATE_MIB:-512}
@@ -43,6 +44,10 @@ for step in dumped packed committed; do
   dump_cli=$!
   check "$step: the dump reached the step" wait_for 60 paused_at "dump:$step"
   check "$step: the tree is stopped when the daemon dies" stopped "$pid"
+  if [ $step = dumped ]; then
+    sleep 3  # past the housekeeper's sweep (every 2 s): the dump's claimed images dir stays
+    check "$step: the held dump's images dir is not swept" bash -c "ls '$CEDANA_CHECKPOINT_WORK_DIR' | grep -q '^dump-'"
+  fi
   kill_daemon_hard
   wait "$dump_cli" 2>/dev/null
   start_daemon || exit 1
@@ -67,6 +72,13 @@ for step in dumped packed committed; do
   check "$step: the daemon said what it put right" grep -q "recovery: the daemon stopped .*checkpoint" "$T/daemon.log"
   stop_daemon
 done
+
+# --- an images dir that no dump or restore uses is swept while the daemon runs ----------------
+start_daemon || exit 1
+mkdir -p "$CEDANA_CHECKPOINT_WORK_DIR/dump-left-over/x" "$CEDANA_CHECKPOINT_WORK_DIR/restore-left-over"
+check "sweep: left-over images dirs are removed while the daemon runs" \
+  wait_for 10 bash -c "[ ! -e '$CEDANA_CHECKPOINT_WORK_DIR/dump-left-over' ] && [ ! -e '$CEDANA_CHECKPOINT_WORK_DIR/restore-left-over' ]"
+stop_daemon
 
 # --- a dump interrupted while CRIU runs (a CRIU that outlives the daemon is waited for) ---------
 start_daemon || exit 1

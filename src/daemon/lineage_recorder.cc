@@ -1,4 +1,6 @@
-#include "daemon/lineage_keeper.h"
+#include "daemon/lineage_recorder.h"
+
+#include <mutex>
 
 #include "common/fs.h"
 #include "common/log.h"
@@ -7,33 +9,6 @@
 #include "image/lineage.h"
 
 namespace cedana::daemon {
-
-LineageKeeper::LineageKeeper(const Node& node) : node_(node) {}
-
-LineageKeeper::~LineageKeeper() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
-
-void LineageKeeper::Start() {
-  thread_ = std::thread([this] {
-    Status last;
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!stop_) {
-      lock.unlock();
-      Status s = RecordFinishedRuns(node_);
-      // Said once per new problem (a store that is down), not every 2 s.
-      if (!s.ok() && s.message() != last.message()) log::Warn("lineage: {}", s.ToString());
-      last = s;
-      lock.lock();
-      cv_.wait_for(lock, std::chrono::seconds(2), [this] { return stop_; });
-    }
-  });
-}
 
 Status RecordFinishedRuns(const Node& node) {
   static std::mutex one_pass;

@@ -1,0 +1,33 @@
+// Housekeeper: the node daemon's periodic chores, every 2 s on one thread (joined when it goes):
+// the ends of runs that ended by themselves go into the store (RecordFinishedRuns,
+// daemon/lineage_recorder.h), and images dirs that no dump or restore uses leave the work dir
+// (SweepWorkDir, daemon/recovery.h). A problem is logged once until it changes. Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "daemon/node.h"
+
+namespace cedana::daemon {
+
+class Housekeeper {
+ public:
+  explicit Housekeeper(const Node& node);
+  ~Housekeeper();  // stops and joins the thread
+  Housekeeper(const Housekeeper&) = delete;
+  Housekeeper& operator=(const Housekeeper&) = delete;
+
+  void Start();
+
+ private:
+  const Node& node_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace cedana::daemon
