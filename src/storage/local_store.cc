@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "common/fs.h"
+#include "common/log.h"
 #include "common/unique_fd.h"
 
 namespace cedana::storage {
@@ -259,8 +260,15 @@ Result<std::vector<CheckpointRef>> LocalStore::List(const std::optional<std::str
     if (!labels.has_value()) return labels.error();
     for (const std::string& l : *labels) {
       std::string label_dir = owner_dir + "/" + l;
-      CEDANA_ASSIGN_OR_RETURN(auto ids, SubDirs(label_dir, std::nullopt));
-      for (const std::string& id : ids) {
+      auto ids = SubDirs(label_dir, std::nullopt);
+      // A label dir this reader may not open (root's, made before the node switched to
+      // unprivileged mode) holds nothing it could restore: its other labels still count.
+      if (!ids.has_value() && !label && ids.error().code() == Code::kPermissionDenied) {
+        log::Warn("storage: skipping {}: {}", label_dir, ids.error().message());
+        continue;
+      }
+      if (!ids.has_value()) return ids.error();
+      for (const std::string& id : *ids) {
         if (fs::Exists(label_dir + "/" + id + "/" + kManifestName)) {
           refs.push_back(CheckpointRef{o, l, id});
         }

@@ -253,5 +253,26 @@ TEST(LocalStoreTest, CheckWritableReportsReadOnlyDir) {
   ASSERT_EQ(::chmod(tmp.path().c_str(), 0755), 0);
 }
 
+TEST(LocalStoreTest, AnOwnersUnreadableLabelDirIsSkipped) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root reads every directory";
+  TempDir tmp;
+  LocalStore store(tmp.path());
+  for (const char* label : {"train", "eval"}) {
+    CheckpointRef ref{"alice", label, "c-1"};
+    auto sink = store.CreateStream(ref, 0);
+    ASSERT_TRUE(sink.has_value());
+    ASSERT_TRUE((*sink)->Close().ok());
+    ASSERT_TRUE(store.Commit(ref, "{}").ok());
+  }
+  ASSERT_EQ(::chmod(tmp.Sub("alice/eval").c_str(), 0), 0);
+  auto refs = store.List(std::string("alice"), std::nullopt);
+  ASSERT_TRUE(refs.has_value()) << "one unreadable label failed the owner's whole listing: " << refs.error().ToString();
+  ASSERT_EQ(refs->size(), 1u);
+  EXPECT_EQ((*refs)[0].label, "train");
+  auto only = store.List(std::string("alice"), std::string("eval"));
+  EXPECT_FALSE(only.has_value()) << "a listing of that very label says why it cannot be read";
+  ASSERT_EQ(::chmod(tmp.Sub("alice/eval").c_str(), 0700), 0);
+}
+
 }  // namespace
 }  // namespace cedana::storage
