@@ -148,11 +148,7 @@ uint64_t TreeMemoryBytes(pid_t root) {
   uint64_t total = 0;
   Result<std::vector<pid_t>> tree = engine::ProcessTreeOf(root);
   if (!tree.has_value()) return 0;
-  for (pid_t pid : *tree) {
-    Result<std::string> status = fs::ReadFile(fmt::format("/proc/{}/status", pid));
-    size_t at = status.has_value() ? status->find("VmRSS:") : std::string::npos;
-    if (at != std::string::npos) total += std::strtoull(status->c_str() + at + 6, nullptr, 10) << 10;
-  }
+  for (pid_t pid : *tree) total += engine::StatusNumber(pid, "VmRSS").value_or(0) << 10;
   return total;
 }
 
@@ -242,7 +238,7 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   // journal lets the next one put both right (daemon/recovery.h). Ended last, after a rollback.
   const DumpJournal journal(cfg.state_dir);
   CEDANA_RETURN_IF_ERROR(journal.Begin(DumpIntent{m.id, m.owner, m.label, target.workload_id, target.pid,
-                                                  ProcessStartTime(target.pid), target.uid, target.gid,
+                                                  engine::ProcessStartTime(target.pid), target.uid, target.gid,
                                                   options.leave_running}))
       << "recording the dump in " << cfg.state_dir;
   ScopeExit end_journal([&] { journal.End(m.id); });

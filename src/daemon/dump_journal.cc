@@ -2,28 +2,12 @@
 
 #include <unistd.h>
 
-#include <fmt/format.h>
-
 #include <nlohmann/json.hpp>
 
 #include "common/fs.h"
 #include "common/log.h"
 
 namespace cedana::daemon {
-
-uint64_t ProcessStartTime(pid_t pid) {
-  Result<std::string> stat = fs::ReadFile(fmt::format("/proc/{}/stat", pid));
-  if (!stat.has_value()) return 0;
-  // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
-  size_t at = stat->rfind(')');
-  if (at == std::string::npos) return 0;
-  size_t field = 2;
-  for (size_t i = at + 1; i < stat->size(); ++i) {
-    if ((*stat)[i] != ' ') continue;
-    if (++field == 22) return std::strtoull(stat->c_str() + i + 1, nullptr, 10);
-  }
-  return 0;
-}
 
 DumpJournal::DumpJournal(std::string state_dir) : dir_(std::move(state_dir) + "/dumps") {}
 

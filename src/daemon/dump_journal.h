@@ -20,14 +20,11 @@ struct DumpIntent {
   std::string label;
   std::string workload_id;  // "" for a --pid dump
   pid_t pid = 0;
-  uint64_t pid_start = 0;  // /proc/<pid>/stat starttime
+  uint64_t pid_start = 0;  // engine::ProcessStartTime
   uid_t uid = 0;
   gid_t gid = 0;
   bool leave_running = false;
 };
-
-// The start time of `pid` (clock ticks after boot, /proc/<pid>/stat field 22); 0 when it is gone.
-uint64_t ProcessStartTime(pid_t pid);
 
 class DumpJournal {
  public:

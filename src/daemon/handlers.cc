@@ -6,7 +6,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <map>
 
 #include <fmt/format.h>
 
@@ -303,18 +302,13 @@ Result<Message> HandleCheckpoints(Node& node, const Caller& caller, const Daemon
   if (!req.label.empty()) label = req.label;
   CEDANA_ASSIGN_OR_RETURN(auto manifests, image::ListManifests(*store, owner, label));
   Message list = Message::array();
-  std::map<std::pair<std::string, std::string>, std::optional<image::LineageEnd>> ends;
+  image::LineageEnds ends(*store);
   for (const auto& m : manifests) {
     Message s = ManifestSummary(m);
     s["state"] = image::VerifyManifest(m, node.cluster_key()).ok() ? "good" : "unverified";
-    auto key = std::make_pair(m.owner, m.label);
-    if (!ends.count(key)) {
-      Result<std::optional<image::LineageEnd>> end = image::ReadLineageEnd(*store, m.owner, m.label);
-      if (!end.has_value()) log::Warn("checkpoints: {}", end.error().ToString());
-      ends[key] = end.has_value() ? *end : std::nullopt;
-    }
     // "finished": made by a run that has ended by itself (not resumed by label any more).
-    s["run"] = image::OfFinishedRun(m.created_at_ms, ends[key]) ? "finished" : "open";
+    s["run"] = image::OfFinishedRun(m.created_at_ms, ends.OrOpen(m.owner, m.label, "checkpoints"))
+                   ? "finished" : "open";
     list.push_back(std::move(s));
   }
   return Message{{"checkpoints", list}, {"dir", store->Describe()}};

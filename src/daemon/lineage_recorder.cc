@@ -19,7 +19,12 @@ Status RecordFinishedRuns(const Node& node) {
     const WorkloadRecords& records = node.records();
     if (fs::Exists(records.LineageMarker(id))) continue;
     Result<WorkloadState> state = records.LoadState(id);
-    if (!state.has_value() || state->status != WorkloadStatus::kExited || !state->ended_by_itself) continue;
+    if (!state.has_value() || state->status != WorkloadStatus::kExited) continue;
+    // Ended from outside: nothing to record, and nothing to read again every 2 s.
+    if (!state->ended_by_itself) {
+      (void)fs::WriteFileAtomic(records.LineageMarker(id), "");
+      continue;
+    }
     Result<WorkloadSpec> spec = records.LoadSpec(id);
     if (!spec.has_value()) continue;
     image::LineageEnd end;

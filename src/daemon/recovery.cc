@@ -16,20 +16,13 @@
 namespace cedana::daemon {
 namespace {
 
-// The pid of whoever ptraces `pid` (a CRIU that outlived its daemon), 0 when none.
-pid_t TracerOf(pid_t pid) {
-  Result<std::string> status = fs::ReadFile(fmt::format("/proc/{}/status", pid));
-  if (!status.has_value()) return 0;
-  size_t at = status->find("TracerPid:");
-  return at == std::string::npos ? 0 : static_cast<pid_t>(std::atoi(status->c_str() + at + 10));
-}
-
 void RecoverDump(Node& node, const DumpIntent& d) {
   // The tree is ours only while its pid still names the process the dump began with.
-  const bool alive = d.pid > 0 && d.pid_start != 0 && ProcessStartTime(d.pid) == d.pid_start;
+  const bool alive = d.pid > 0 && d.pid_start != 0 && engine::ProcessStartTime(d.pid) == d.pid_start;
   if (alive) {
     auto deadline = std::chrono::steady_clock::now() + node.criu().settings().timeout;
-    while (TracerOf(d.pid) != 0 && std::chrono::steady_clock::now() < deadline)
+    // A CRIU that outlived its daemon still traces the tree: let it finish its step.
+    while (engine::StatusNumber(d.pid, "TracerPid").value_or(0) != 0 && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   Result<std::unique_ptr<storage::CheckpointStore>> store = node.OpenStore("");
@@ -48,16 +41,20 @@ void RecoverDump(Node& node, const DumpIntent& d) {
   }
   const std::string what = d.workload_id.empty() ? fmt::format("pid {}", d.pid)
                                                  : fmt::format("workload {}", d.workload_id);
+  // The supervisor keeps a workload whose job is over alive while the marker exists.
+  auto end_dumping = [&] {
+    if (!d.workload_id.empty()) ::unlink(node.records().DumpingMarker(d.workload_id).c_str());
+  };
   if (committed && !d.leave_running) {
     if (!d.workload_id.empty()) (void)node.records().SaveEnd(d.workload_id, WorkloadEnd{d.checkpoint_id});
     if (alive) engine::SignalTree(d.pid, SIGKILL);
-    ::unlink(node.records().DumpingMarker(d.workload_id).c_str());
+    end_dumping();
     log::Warn("recovery: the daemon stopped after checkpoint {} of {} was committed; finished its "
               "stop", d.checkpoint_id, what);
     return;
   }
   int continued = alive && !d.leave_running ? engine::SignalTree(d.pid, SIGCONT) : 0;
-  if (!d.workload_id.empty()) ::unlink(node.records().DumpingMarker(d.workload_id).c_str());
+  end_dumping();
   log::Warn("recovery: the daemon stopped during checkpoint {} of {}{}; {}", d.checkpoint_id, what,
             committed ? " (committed, leave-running)" : ", which was removed",
             alive ? fmt::format("continued {} processes", continued) : "the tree is gone");

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <map>
 #include <mutex>
 #include <thread>
 
@@ -53,16 +52,14 @@ Result<std::vector<Candidate>> FindCandidates(Node& node, const Caller& caller,
   if (!caller.IsRoot() || o.callers_own_only) owner = UserName(caller.uid);
   CEDANA_ASSIGN_OR_RETURN(auto manifests, image::ListManifests(store, owner, o.label));
   // A run that ended by itself finished its lineage: its checkpoints are not resumed by label.
-  std::map<std::string, std::optional<image::LineageEnd>> ends;  // by owner
+  image::LineageEnds ends(store);
   std::optional<image::LineageEnd> finished;
   for (auto& m : manifests) {
     // The directory names the owner; the signed manifest's uid decides.
     if (owner && m.owner_uid != caller.uid) continue;
-    if (!ends.count(m.owner)) {
-      CEDANA_ASSIGN_OR_RETURN(ends[m.owner], image::ReadLineageEnd(store, m.owner, o.label));
-    }
-    if (image::OfFinishedRun(m.created_at_ms, ends[m.owner])) {
-      finished = ends[m.owner];
+    CEDANA_ASSIGN_OR_RETURN(std::optional<image::LineageEnd> end, ends.Of(m.owner, o.label));
+    if (image::OfFinishedRun(m.created_at_ms, end)) {
+      finished = end;
       continue;
     }
     storage::CheckpointRef ref{m.owner, m.label, m.id};

@@ -103,7 +103,8 @@ class WorkloadRecords {
   // A streamed restore's tree is stopped until every stream is verified; a daemon that finds
   // this marker at start must kill the tree, never continue it (daemon/recovery.h).
   std::string VerifyingMarker(const std::string& id) const { return DirOf(id) + "/verifying"; }
-  // Its lineage's end is in the store (daemon/lineage_recorder.h).
+  // Its end is settled for its lineage: recorded in the store, or it ended from outside
+  // (daemon/lineage_recorder.h).
   std::string LineageMarker(const std::string& id) const { return DirOf(id) + "/lineage-recorded"; }
   // Ids of all recorded workloads, oldest first.
   Result<std::vector<std::string>> List() const;

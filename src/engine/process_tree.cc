@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <deque>
 #include <sstream>
 
@@ -52,14 +53,37 @@ int SignalTree(pid_t root, int sig) {
   return n;
 }
 
-char ProcessState(pid_t pid) {
+// The fields of /proc/<pid>/stat after "pid (comm)", the state first; empty when it is gone.
+// comm may contain spaces and parentheses, so they start after the last ')'.
+std::vector<std::string> StatFieldsAfterComm(pid_t pid) {
   auto text = fs::ReadFile("/proc/" + std::to_string(pid) + "/stat");
-  if (!text.has_value()) return 0;
-  const std::string& stat = *text;
-  // "pid (comm) S ...": comm may contain spaces and parentheses, so find the last ')'.
-  size_t close = stat.rfind(')');
-  if (close == std::string::npos || close + 2 >= stat.size()) return 0;
-  return stat[close + 2];
+  std::vector<std::string> fields;
+  if (!text.has_value()) return fields;
+  size_t close = text->rfind(')');
+  if (close == std::string::npos) return fields;
+  std::istringstream rest(text->substr(close + 1));
+  for (std::string f; rest >> f;) fields.push_back(f);
+  return fields;
+}
+
+char ProcessState(pid_t pid) {
+  std::vector<std::string> fields = StatFieldsAfterComm(pid);
+  return fields.empty() ? 0 : fields[0][0];
+}
+
+uint64_t ProcessStartTime(pid_t pid) {
+  std::vector<std::string> fields = StatFieldsAfterComm(pid);  // field 3 of stat is [0]
+  return fields.size() > 19 ? std::strtoull(fields[19].c_str(), nullptr, 10) : 0;
+}
+
+std::optional<uint64_t> StatusNumber(pid_t pid, std::string_view key) {
+  auto text = fs::ReadFile("/proc/" + std::to_string(pid) + "/status");
+  if (!text.has_value()) return std::nullopt;
+  std::istringstream lines(*text);
+  for (std::string line; std::getline(lines, line);)
+    if (line.size() > key.size() && line.compare(0, key.size(), key) == 0 && line[key.size()] == ':')
+      return std::strtoull(line.c_str() + key.size() + 1, nullptr, 10);
+  return std::nullopt;
 }
 
 bool WaitUntilGone(pid_t pid, std::chrono::milliseconds timeout) {

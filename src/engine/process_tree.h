@@ -4,7 +4,10 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <chrono>
@@ -19,6 +22,12 @@ Result<std::vector<pid_t>> ProcessTreeOf(pid_t root);
 int SignalTree(pid_t root, int sig);
 // The process state letter from /proc/<pid>/stat ('R', 'S', 'T', 't', 'Z'...), or 0.
 char ProcessState(pid_t pid);
+// When it started (clock ticks after boot, /proc/<pid>/stat field 22): with the pid, which
+// process it is (a pid can be reused). 0 when it is gone.
+uint64_t ProcessStartTime(pid_t pid);
+// The number of a /proc/<pid>/status line ("TracerPid", "VmRSS" in kB); nullopt when the process
+// or the line is missing.
+std::optional<uint64_t> StatusNumber(pid_t pid, std::string_view key);
 // Polls until `pid` is gone or a zombie, at most `timeout`; false if it still runs.
 bool WaitUntilGone(pid_t pid, std::chrono::milliseconds timeout);
 

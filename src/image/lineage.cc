@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/log.h"
+
 namespace cedana::image {
 
 std::string LineageEndToJson(const LineageEnd& end) {
@@ -87,6 +89,29 @@ Result<std::optional<LineageEnd>> ReadLineageEnd(storage::CheckpointStore& store
 Status WriteLineageEnd(storage::CheckpointStore& store, const LineageEnd& end) {
   return store.WriteLineage(end.owner, end.label, LineageEndToJson(end))
       .WithContext(fmt::format("recording the end of label {}'s run in {}", end.label, store.Describe()));
+}
+
+Result<std::optional<LineageEnd>> LineageEnds::Of(const std::string& owner, const std::string& label) {
+  auto key = std::make_pair(owner, label);
+  auto it = read_.find(key);
+  if (it == read_.end()) {
+    Result<std::optional<LineageEnd>> end = ReadLineageEnd(store_, owner, label);
+    Entry e;
+    if (end.has_value()) e.end = *end;
+    else e.status = end.error();
+    it = read_.emplace(key, std::move(e)).first;
+  }
+  if (!it->second.status.ok()) return it->second.status;
+  return it->second.end;
+}
+
+std::optional<LineageEnd> LineageEnds::OrOpen(const std::string& owner, const std::string& label,
+                                              const char* who) {
+  bool first = read_.find(std::make_pair(owner, label)) == read_.end();
+  Result<std::optional<LineageEnd>> end = Of(owner, label);
+  if (end.has_value()) return *end;
+  if (first) log::Warn("{}: {}", who, end.error().ToString());
+  return std::nullopt;
 }
 
 }  // namespace cedana::image

@@ -8,8 +8,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "common/result.h"
 #include "storage/checkpoint_store.h"
@@ -44,5 +46,24 @@ bool IsFinishedRun(const Status& s);
 Result<std::optional<LineageEnd>> ReadLineageEnd(storage::CheckpointStore& store,
                                                  const std::string& owner, const std::string& label);
 Status WriteLineageEnd(storage::CheckpointStore& store, const LineageEnd& end);
+
+// The lineage records of a store's labels, each read once: a listing asks for every checkpoint.
+// Not thread-safe; lives for one listing.
+class LineageEnds {
+ public:
+  explicit LineageEnds(storage::CheckpointStore& store) : store_(store) {}
+  Result<std::optional<LineageEnd>> Of(const std::string& owner, const std::string& label);
+  // Of, where a record that cannot be read counts as an open lineage: said once per label in
+  // the log (its message starts with `who`).
+  std::optional<LineageEnd> OrOpen(const std::string& owner, const std::string& label, const char* who);
+
+ private:
+  struct Entry {
+    Status status;
+    std::optional<LineageEnd> end;
+  };
+  storage::CheckpointStore& store_;
+  std::map<std::pair<std::string, std::string>, Entry> read_;
+};
 
 }  // namespace cedana::image

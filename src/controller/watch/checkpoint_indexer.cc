@@ -27,16 +27,9 @@ std::string CheckpointIndexer::Refusal(const storage::CheckpointRef& ref, const 
 // reads the record of every label it indexes, once.
 void CheckpointIndexer::MarkFinishedRuns(storage::CheckpointStore& store,
                                          std::vector<CheckpointRecord>* found) const {
-  std::map<std::pair<std::string, std::string>, std::optional<image::LineageEnd>> ends;
-  for (CheckpointRecord& c : *found) {
-    auto key = std::make_pair(c.owner, c.label);
-    if (!ends.count(key)) {
-      Result<std::optional<image::LineageEnd>> end = image::ReadLineageEnd(store, c.owner, c.label);
-      if (!end.has_value()) log::Warn("index: {}", end.error().ToString());
-      ends[key] = end.has_value() ? *end : std::nullopt;
-    }
-    c.run = image::OfFinishedRun(c.created_ms, ends[key]) ? "finished" : "open";
-  }
+  image::LineageEnds ends(store);
+  for (CheckpointRecord& c : *found)
+    c.run = image::OfFinishedRun(c.created_ms, ends.OrOpen(c.owner, c.label, "index")) ? "finished" : "open";
 }
 
 Status CheckpointIndexer::Refresh() {
