@@ -47,10 +47,13 @@ check "without a gap or repeat" sequence_ok "$T/pid.out" "tick "
 
 # dump --pid of a managed workload's root pid (the pid `cedana ps` shows) dumps that workload,
 # with its label; a pid inside a workload is refused, naming the workload.
-w=$(COUNTER_SLEEP=0.1 "$CEDANA" run --label managed-by-pid --output "$T/managed.out" -- "$WORKLOADS/counter.sh" 2>/dev/null)
+# The workload keeps one long-lived child: the counter's own `sleep 0.1` children may be gone
+# by the time the dump asks for them.
+w=$(COUNTER_SLEEP=0.1 "$CEDANA" run --label managed-by-pid --output "$T/managed.out" -- \
+  bash -c 'sleep 600 & exec "$0"' "$WORKLOADS/counter.sh" 2>/dev/null)
 wait_for 10 at_least "$T/managed.out" "Counter: " 3
 root_pid=$(wl_field "$w" pid)
-child=$(pgrep -P "$root_pid" | head -n1)
+child=$(pgrep -P "$root_pid" -f '^sleep 600$')
 out=$("$CEDANA" dump --pid "${child:-0}" 2>&1)
 check "dump --pid of a process inside a workload is refused, naming the workload" \
   grep -q "is a process of workload $w .*cedana dump $w" <<<"$out"
