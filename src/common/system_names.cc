@@ -30,12 +30,17 @@ std::vector<gid_t> GroupsOf(uid_t uid, gid_t gid) {
 }
 
 Result<uid_t> UidOfUser(const std::string& user) {
+  CEDANA_ASSIGN_OR_RETURN(auto ids, IdsOfUser(user));
+  return ids.first;
+}
+
+Result<std::pair<uid_t, gid_t>> IdsOfUser(const std::string& user) {
   passwd pw{};
   passwd* found = nullptr;
   char buf[4096];
   if (::getpwnam_r(user.c_str(), &pw, buf, sizeof buf, &found) != 0 || found == nullptr)
     return NotFoundError("user " + user + " does not exist on this node");
-  return pw.pw_uid;
+  return std::pair{pw.pw_uid, pw.pw_gid};
 }
 
 std::string NodeName(const Config& config) {

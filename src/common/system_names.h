@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/config.h"
@@ -19,6 +20,8 @@ std::string UserName(uid_t uid);
 std::vector<gid_t> GroupsOf(uid_t uid, gid_t gid);
 // The uid of a user name; kNotFound when the user does not exist here.
 Result<uid_t> UidOfUser(const std::string& user);
+// The uid and primary gid of a user name; kNotFound when the user does not exist here.
+Result<std::pair<uid_t, gid_t>> IdsOfUser(const std::string& user);
 // This node's name in manifests and towards the controller: daemon.node_name, else the host name.
 std::string NodeName(const Config& config);
 

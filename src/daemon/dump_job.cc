@@ -24,6 +24,7 @@
 #include "image/image_creds.h"
 #include "image/pack.h"
 #include "image/stream_pack.h"
+#include "storage/checkpoint_id.h"
 
 namespace cedana::daemon {
 namespace {
@@ -134,13 +135,7 @@ class StreamedImages : public engine::ImageReceiver {
 };
 
 std::string NewCheckpointId() {
-  auto now = std::chrono::system_clock::now();
-  std::time_t secs = std::chrono::system_clock::to_time_t(now);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  return NewId(std::string(stamp) + "-");
+  return NewId(storage::CheckpointIdStamp(std::chrono::system_clock::now()));
 }
 
 // The memory of a tree (VmRSS of each process): about what CRIU writes for it.

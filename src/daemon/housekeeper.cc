@@ -1,6 +1,7 @@
 #include "daemon/housekeeper.h"
 
 #include "common/log.h"
+#include "daemon/abandoned_checkpoints.h"
 #include "daemon/lineage_recorder.h"
 #include "daemon/recovery.h"
 
@@ -20,6 +21,8 @@ Housekeeper::~Housekeeper() {
 void Housekeeper::Start() {
   thread_ = std::thread([this] {
     std::string last;
+    // Recovery swept the store at start.
+    auto next_store_sweep = std::chrono::steady_clock::now() + kAbandonedSweepEvery;
     std::unique_lock<std::mutex> lock(mu_);
     while (!stop_) {
       lock.unlock();
@@ -28,6 +31,10 @@ void Housekeeper::Start() {
       if (!s.ok() && s.message() != last) log::Warn("lineage: {}", s.ToString());
       last = s.message();
       SweepWorkDir(node_);
+      if (std::chrono::steady_clock::now() >= next_store_sweep) {
+        SweepAbandonedCheckpoints(node_);
+        next_store_sweep = std::chrono::steady_clock::now() + kAbandonedSweepEvery;
+      }
       lock.lock();
       cv_.wait_for(lock, std::chrono::seconds(2), [this] { return stop_; });
     }

@@ -1,7 +1,8 @@
 // Housekeeper: the node daemon's periodic chores, every 2 s on one thread (joined when it goes):
 // the ends of runs that ended by themselves go into the store (RecordFinishedRuns,
 // daemon/lineage_recorder.h), and images dirs that no dump or restore uses leave the work dir
-// (SweepWorkDir, daemon/recovery.h). A problem is logged once until it changes. Thread-safe.
+// (SweepWorkDir, daemon/recovery.h); every hour, abandoned checkpoints leave the store
+// (daemon/abandoned_checkpoints.h). A problem is logged once until it changes. Thread-safe.
 #pragma once
 
 #include <condition_variable>

@@ -9,6 +9,7 @@
 
 #include "common/fs.h"
 #include "common/log.h"
+#include "daemon/abandoned_checkpoints.h"
 #include "daemon/caller_files.h"
 #include "daemon/dump_journal.h"
 #include "engine/process_tree.h"
@@ -89,6 +90,7 @@ void RecoverInterruptedOperations(Node& node) {
   }
   RecoverRestores(node);
   SweepWorkDir(node);
+  SweepAbandonedCheckpoints(node);
 }
 
 void SweepWorkDir(const Node& node) {

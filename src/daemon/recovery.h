@@ -7,6 +7,7 @@
 // - a streamed restore whose tree was never continued (the `verifying` marker): its pages were
 //   not all verified, so the tree is killed, never continued; the checkpoint stays for a retry.
 // - the work dir's images dirs: no dump or restore is in progress at start, so all are removed.
+// - the checkpoint dir's abandoned checkpoints (daemon/abandoned_checkpoints.h).
 // SweepWorkDir is also run every few seconds (Housekeeper): an images dir that no dump or restore
 // of this daemon claims (Node::ClaimWorkDir) is left over and removed.
 #pragma once

@@ -1,4 +1,4 @@
-// CheckpointStore: where checkpoints live (DESIGN.md §4). Layout under the checkpoint dir:
+// CheckpointStore: where checkpoints live (docs/storage.md). Layout under the checkpoint dir:
 //   <owner>/<label>/<checkpoint-id>/{manifest.json, stream-0 .. stream-N-1}
 // A checkpoint is committed when its manifest.json exists; the manifest is written last and
 // atomically, so a reader never sees a half-written checkpoint as committed. Storage is the
@@ -73,6 +73,9 @@ class CheckpointStore {
   // Committed checkpoints, optionally only of one owner and/or label, in no particular order.
   virtual Result<std::vector<CheckpointRef>> List(const std::optional<std::string>& owner,
                                                   const std::optional<std::string>& label) = 0;
+  // Checkpoints begun and never committed (something stored, no manifest), of every owner: dumps
+  // in progress, and dumps abandoned by a node that died (daemon/abandoned_checkpoints.h).
+  virtual Result<std::vector<CheckpointRef>> ListUncommitted() = 0;
 };
 
 // Opens the store a checkpoint dir names: a local path (also NFS) or s3://bucket/prefix (with

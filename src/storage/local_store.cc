@@ -249,6 +249,16 @@ Result<std::string> LocalStore::ReadLineage(const std::string& owner, const std:
 
 Result<std::vector<CheckpointRef>> LocalStore::List(const std::optional<std::string>& owner,
                                                     const std::optional<std::string>& label) {
+  return Walk(owner, label, true);
+}
+
+Result<std::vector<CheckpointRef>> LocalStore::ListUncommitted() {
+  return Walk(std::nullopt, std::nullopt, false);
+}
+
+Result<std::vector<CheckpointRef>> LocalStore::Walk(const std::optional<std::string>& owner,
+                                                    const std::optional<std::string>& label,
+                                                    bool committed) {
   std::vector<CheckpointRef> refs;
   CEDANA_ASSIGN_OR_RETURN(auto owners, SubDirs(root_, owner));
   for (const std::string& o : owners) {
@@ -269,7 +279,7 @@ Result<std::vector<CheckpointRef>> LocalStore::List(const std::optional<std::str
       }
       if (!ids.has_value()) return ids.error();
       for (const std::string& id : *ids) {
-        if (fs::Exists(label_dir + "/" + id + "/" + kManifestName)) {
+        if (fs::Exists(label_dir + "/" + id + "/" + kManifestName) == committed) {
           refs.push_back(CheckpointRef{o, l, id});
         }
       }

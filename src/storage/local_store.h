@@ -40,12 +40,17 @@ class LocalStore : public CheckpointStore {
   // crash) are skipped. A missing root or owner/label dir yields an empty list.
   Result<std::vector<CheckpointRef>> List(const std::optional<std::string>& owner,
                                           const std::optional<std::string>& label) override;
+  Result<std::vector<CheckpointRef>> ListUncommitted() override;
 
   // <root>/<owner>/<label>/<id>; for tests and messages.
   std::string CheckpointDir(const CheckpointRef& ref) const;
 
  private:
   Result<std::string> ReadSmallFile(const std::string& rel) const;
+  // The checkpoint dirs under owner/label (all when not given) that do (committed) or do not
+  // hold a manifest.json.
+  Result<std::vector<CheckpointRef>> Walk(const std::optional<std::string>& owner,
+                                          const std::optional<std::string>& label, bool committed);
 
   std::string root_;
 };

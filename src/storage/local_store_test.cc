@@ -173,6 +173,13 @@ TEST(LocalStoreTest, ListFiltersAndSkipsUncommitted) {
   EXPECT_EQ(ids(std::nullopt, "train"), (V{"c-1", "c-2", "c-4"}));
   EXPECT_EQ(ids("alice", "train"), (V{"c-1", "c-2"}));
   EXPECT_EQ(ids("carol", std::nullopt), V{});
+
+  auto uncommitted = store.ListUncommitted();
+  ASSERT_TRUE(uncommitted.has_value()) << uncommitted.error().ToString();
+  std::vector<std::string> paths;
+  for (const auto& r : *uncommitted) paths.push_back(r.Path());
+  std::sort(paths.begin(), paths.end());
+  EXPECT_EQ(paths, (V{"alice/train/c-5", "alice/train/empty-dir"}));
 }
 
 TEST(LocalStoreTest, ListOfMissingRootIsEmpty) {

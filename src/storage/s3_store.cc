@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <future>
+#include <map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -177,7 +178,8 @@ class S3Source : public ByteSource {
 };
 
 // "<owner>/<label>/<id>/manifest.json" relative to the prefix -> ref; nullopt for other keys.
-std::optional<CheckpointRef> RefOfManifestKey(std::string_view rel) {
+// "<owner>/<label>/<id>/<name>" (relative to the prefix): the checkpoint and the object's name.
+std::optional<std::pair<CheckpointRef, std::string>> RefOfKey(std::string_view rel) {
   std::vector<std::string> parts;
   size_t start = 0;
   for (;;) {
@@ -186,10 +188,10 @@ std::optional<CheckpointRef> RefOfManifestKey(std::string_view rel) {
     if (slash == std::string_view::npos) break;
     start = slash + 1;
   }
-  if (parts.size() != 4 || parts[3] != kManifestName) return std::nullopt;
+  if (parts.size() != 4) return std::nullopt;
   CheckpointRef ref{parts[0], parts[1], parts[2]};
   if (!ValidateRef(ref).ok()) return std::nullopt;
-  return ref;
+  return std::pair{std::move(ref), std::move(parts[3])};
 }
 
 }  // namespace
@@ -273,8 +275,26 @@ Result<std::vector<CheckpointRef>> S3Store::List(const std::optional<std::string
   CEDANA_ASSIGN_OR_RETURN(auto keys, client_->ListKeys(base + rel));
   std::vector<CheckpointRef> refs;
   for (const std::string& key : keys) {
-    auto ref = RefOfManifestKey(std::string_view(key).substr(base.size()));
-    if (ref.has_value() && (!label.has_value() || ref->label == *label)) refs.push_back(*ref);
+    auto named = RefOfKey(std::string_view(key).substr(base.size()));
+    if (!named.has_value() || named->second != kManifestName) continue;
+    if (!label.has_value() || named->first.label == *label) refs.push_back(std::move(named->first));
+  }
+  return refs;
+}
+
+Result<std::vector<CheckpointRef>> S3Store::ListUncommitted() {
+  std::string base = location_.Key("");
+  CEDANA_ASSIGN_OR_RETURN(auto keys, client_->ListKeys(base));
+  std::map<std::string, std::pair<CheckpointRef, bool>> seen;  // path -> (ref, has a manifest)
+  for (const std::string& key : keys) {
+    auto named = RefOfKey(std::string_view(key).substr(base.size()));
+    if (!named.has_value()) continue;
+    auto& [ref, committed] = seen.try_emplace(named->first.Path(), named->first, false).first->second;
+    committed = committed || named->second == kManifestName;
+  }
+  std::vector<CheckpointRef> refs;
+  for (auto& [path, entry] : seen) {
+    if (!entry.second) refs.push_back(std::move(entry.first));
   }
   return refs;
 }

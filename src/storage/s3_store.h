@@ -36,6 +36,7 @@ class S3Store : public CheckpointStore {
   Result<std::string> ReadLineage(const std::string& owner, const std::string& label) override;
   Result<std::vector<CheckpointRef>> List(const std::optional<std::string>& owner,
                                           const std::optional<std::string>& label) override;
+  Result<std::vector<CheckpointRef>> ListUncommitted() override;
 
  private:
   std::string KeyOf(const CheckpointRef& ref, const std::string& name) const;

@@ -80,6 +80,21 @@ check "sweep: left-over images dirs are removed while the daemon runs" \
   wait_for 10 bash -c "[ ! -e '$CEDANA_CHECKPOINT_WORK_DIR/dump-left-over' ] && [ ! -e '$CEDANA_CHECKPOINT_WORK_DIR/restore-left-over' ]"
 stop_daemon
 
+# --- checkpoints abandoned by a node that never came back are swept from the store at start -----
+# Streams without a manifest, begun (by their id) longer ago than any dump lasts; a younger one
+# may still be written by another node and stays, and so does an old committed one.
+plant() { mkdir -p "$CEDANA_CHECKPOINT_DIR/root/abandoned/$1" && echo x >"$CEDANA_CHECKPOINT_DIR/root/abandoned/$1/stream-0"; }
+old=20200101-000000-0badc0de young=$(date -u +%Y%m%d-%H%M%S)-0000cafe kept=20200101-000000-c0mm177ed
+plant "$old" && plant "$young" && plant "$kept" && echo '{}' >"$CEDANA_CHECKPOINT_DIR/root/abandoned/$kept/manifest.json"
+start_daemon || exit 1
+check "abandoned: an old uncommitted checkpoint is removed at start" test ! -e "$CEDANA_CHECKPOINT_DIR/root/abandoned/$old"
+check "abandoned: and the daemon says so" grep -q "removed the abandoned checkpoint root/abandoned/$old" "$T/daemon.log"
+check "abandoned: a young uncommitted one stays (a dump elsewhere may be writing it)" \
+  test -e "$CEDANA_CHECKPOINT_DIR/root/abandoned/$young/stream-0"
+check "abandoned: an old committed one stays" test -e "$CEDANA_CHECKPOINT_DIR/root/abandoned/$kept/stream-0"
+stop_daemon
+rm -rf "$CEDANA_CHECKPOINT_DIR/root/abandoned"
+
 # --- a dump interrupted while CRIU runs (a CRIU that outlives the daemon is waited for) ---------
 start_daemon || exit 1
 w=$("$CEDANA" run --label crash-criu --output "$T/crash-criu.out" -- "$MEMSTATE" "$MIB" "$T/crash-criu.flag" 0 2>/dev/null)

@@ -111,4 +111,20 @@ expect_error "altered stream: restoring it by id says why" "checksum" "$CEDANA" 
 # removes its record before it answers: whatever still runs now is a stray.
 check "no stray workload after the refused restores" \
   bash -c "[ \$('$CEDANA' ps --json | python3 -c 'import json,sys; print(sum(w[\"status\"] == \"running\" for w in json.load(sys.stdin)))') = 0 ]"
+
+# A checkpoint abandoned by a node that never came back (streams, no manifest, begun long ago)
+# is removed from the bucket when a daemon starts; a young one and an old committed one stay.
+old=20200101-000000-0badc0de young=$(date -u +%Y%m%d-%H%M%S)-0000cafe kept=20200101-000000-c0mm177ed
+akey() { echo "$BUCKET/$PREFIX/root/abandoned/$1/$2"; }
+for id in "$old" "$young" "$kept"; do s3_put_file "$(akey "$id" stream-0)" "$T/garbage" >/dev/null; done
+echo '{}' >"$T/empty.json" && s3_put_file "$(akey "$kept" manifest.json)" "$T/empty.json" >/dev/null
+in_bucket() { s3_list "$BUCKET" "$PREFIX/root/abandoned/$1/" | grep -q "/stream-0$"; }
+not_in_bucket() { ! in_bucket "$1"; }
+all_planted() { in_bucket "$old" && in_bucket "$young" && in_bucket "$kept"; }
+wait_for 10 all_planted || say "abandoned: the planted objects were not listed in time"
+restart_daemon
+check "abandoned: an old uncommitted checkpoint is removed from the bucket at start" wait_for 10 not_in_bucket "$old"
+check "abandoned: and the daemon says so" grep -q "removed the abandoned checkpoint root/abandoned/$old" "$T/daemon.log"
+check "abandoned: a young uncommitted one stays" in_bucket "$young"
+check "abandoned: an old committed one stays" in_bucket "$kept"
 finish
