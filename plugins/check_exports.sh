@@ -1,6 +1,6 @@
 #!/bin/bash
 # check_exports.sh PLUGIN.so SYMBOL...: fails unless the plugin's dynamic symbol table defines
-# exactly SYMBOL... (STYLE.md §4). Linker-made symbols that carry no code (_init, _fini) are
+# exactly SYMBOL... (docs/architecture.md, "Code conventions"). Linker-made symbols that carry no code (_init, _fini) are
 # tolerated; anything else is an accidental export that SLURM's process would see.
 set -euo pipefail
 so="$1"; shift

@@ -1,4 +1,4 @@
-// spank_cedana.so: the SPANK plugin (DESIGN.md §3). For a job with CEDANA_ENABLE=1 it makes the
+// spank_cedana.so: the SPANK plugin (docs/slurm.md). For a job with CEDANA_ENABLE=1 it makes the
 // batch step's task run `cedana-slurm` (the job proxy) instead of the batch script; the proxy
 // asks the node daemon to run the script as a managed workload (or to restore the newest
 // checkpoint of the job's label) and stands in for it until it ends. The plugin itself only
@@ -18,7 +18,7 @@ extern "C" {
 #include <slurm/spank.h>
 }
 
-// Symbols SLURM looks up. SPANK_PLUGIN() gives them internal linkage in C++ (PLATFORM.md), so
+// Symbols SLURM looks up. SPANK_PLUGIN() gives them internal linkage in C++ (docs/architecture.md, "Code conventions"), so
 // they are defined by hand with C linkage.
 #define CEDANA_EXPORT __attribute__((visibility("default")))
 extern "C" {

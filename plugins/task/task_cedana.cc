@@ -4,7 +4,7 @@
 // knows this first-hand (the launch request is authenticated by munge), so the node daemon
 // believes a job proxy's job id only when it matches this registration (docs/security.md, D5).
 //
-// Thin by rule (STYLE.md §4): one short unix-socket exchange with a hard deadline, so slurmd's
+// Thin by rule (docs/architecture.md, "Code conventions"): one short unix-socket exchange with a hard deadline, so slurmd's
 // launch thread waits at most kDeadline; any failure is logged and the job launches anyway
 // (the proxy then runs it unmanaged and says why in the job's output). Every other hook of
 // the task plugin API is a no-op: SLURM requires them all to be present.

@@ -1,4 +1,4 @@
-// Config: the node's configuration (/etc/cedana/config.json, DESIGN.md §5). Every key has an
+// Config: the node's configuration (/etc/cedana/config.json, docs/configuration.md). Every key has an
 // environment override; precedence is defaults < file < environment < command line. Parsed,
 // validated, then frozen: the Config value is immutable once loaded and passed down explicitly.
 // Every key is listed in docs/configuration.md (a test checks that they agree).

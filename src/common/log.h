@@ -1,4 +1,4 @@
-// The one logging facade (STYLE.md §5). Shared code logs through it whichever process it is
+// The one logging facade (docs/architecture.md, "Code conventions"). Shared code logs through it whichever process it is
 // loaded into; the process picks the sink at start-up. Thread-safe.
 #pragma once
 

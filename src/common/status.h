@@ -1,4 +1,4 @@
-// Status: the outcome of an operation that can fail, as a value (STYLE.md §3).
+// Status: the outcome of an operation that can fail, as a value (docs/architecture.md, "Code conventions").
 // A Status is a code from a small closed set, a message that grows context as it propagates
 // up ("dumping workload w-1: criu: ..."), and an optional errno. Thread-compatible value type.
 #pragma once

@@ -1,4 +1,4 @@
-// Catalog: questions answered from a CheckpointStore alone (DESIGN.md §4): the checkpoints of
+// Catalog: questions answered from a CheckpointStore alone (docs/storage.md): the checkpoints of
 // an owner/label newest first, a checkpoint by id, and retention (keep the newest K per label).
 // It lives in image/ because it parses manifests; storage/ knows nothing of manifests.
 // Stateless functions; thread-safe as far as the store is.

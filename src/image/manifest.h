@@ -1,4 +1,4 @@
-// Manifest: the record of one committed checkpoint (manifest.json, DESIGN.md §4). Written last;
+// Manifest: the record of one committed checkpoint (manifest.json, docs/storage.md). Written last;
 // its presence commits the checkpoint. It carries a MAC keyed with the cluster key (readable
 // by root only), so a privileged restore refuses images it did not produce. Value type.
 #pragma once
