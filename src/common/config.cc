@@ -135,6 +135,10 @@ const std::vector<KeySpec>& Specs() {
     s.push_back(IntKey("checkpoint.memory_limit_mib", "CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB",
                        &Config::checkpoint_memory_limit_mib, 64, 65536,
                        "Most image data a streaming dump buffers, in MiB; past it CRIU waits."));
+    s.push_back(EnumKey("checkpoint.tcp", "CEDANA_CHECKPOINT_TCP", &Config::checkpoint_tcp,
+                        {"refuse", "established", "close"},
+                        "TCP connections to peers outside the job: refuse the checkpoint, restore "
+                        "them established, or restore them closed."));
     s.push_back(StringKey("checkpoint.work_dir", "CEDANA_CHECKPOINT_WORK_DIR", &Config::work_dir,
                           "an absolute path",
                           "Local scratch dir for CRIU images dirs while packing/unpacking.",

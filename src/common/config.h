@@ -37,6 +37,9 @@ struct Config {
   // streaming dump holds in memory; when reached, CRIU waits (the workload stays frozen
   // longer). 64..65536, default 256.
   int checkpoint_memory_limit_mib = 256;
+  // checkpoint.tcp (CEDANA_CHECKPOINT_TCP): refuse|established|close, what a checkpoint does
+  // with a TCP connection to a peer outside the tree (daemon/tcp_policy.h). Default refuse.
+  std::string checkpoint_tcp = "refuse";
   // checkpoint.work_dir (CEDANA_CHECKPOINT_WORK_DIR): local scratch for CRIU images dirs.
   std::string work_dir = "/var/lib/cedana/work";
   // daemon.socket (CEDANA_DAEMON_SOCKET): the node daemon's unix socket.

@@ -19,7 +19,10 @@
 #include "common/unique_fd.h"
 #include "daemon/caller_files.h"
 #include "daemon/dump_journal.h"
+#include "daemon/tcp_policy.h"
+#include "engine/network_lock.h"
 #include "engine/process_tree.h"
+#include "engine/tcp_connections.h"
 #include "image/catalog.h"
 #include "image/image_creds.h"
 #include "image/pack.h"
@@ -39,6 +42,7 @@ struct Target {
   std::string label;
   std::string workload_id;
   std::string job_id;
+  std::string tcp;          // the workload's own CEDANA_CHECKPOINT_TCP, if it has one
   nlohmann::json workload;  // what a restore needs (manifest.workload)
 };
 
@@ -57,6 +61,8 @@ Result<Target> ResolveTarget(Node& node, const Caller& caller, const DumpOptions
     t.label = spec.label;
     t.workload_id = spec.id;
     t.job_id = spec.job_id;
+    for (const std::string& e : spec.env)
+      if (e.rfind("CEDANA_CHECKPOINT_TCP=", 0) == 0) t.tcp = e.substr(e.find('=') + 1);
     t.workload = {{"argv", spec.argv},
                   {"cwd", spec.cwd},
                   {"stdout_path", spec.stdout_path},
@@ -163,6 +169,12 @@ Status ExplainNoSpace(Status s, const std::string& what, const std::string& dir,
                                       s.message()));
 }
 
+// Undoes the network lock CRIU left on a tree it left stopped, if any (engine/network_lock.h).
+void UnlockConnections(const std::string& images_dir, const std::string& checkpoint_id, pid_t continued) {
+  if (Status s = engine::UndoLeftLock(images_dir + "/dump.log", continued); !s.ok())
+    log::Warn("dump: checkpoint {}: undoing CRIU's network lock: {}", checkpoint_id, s.ToString());
+}
+
 std::string KernelRelease() {
   utsname u{};
   return ::uname(&u) == 0 ? u.release : "";
@@ -185,6 +197,9 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   int streams = options.streams == 0 ? cfg.checkpoint_streams : options.streams;
   if (streams < 1 || streams > 64)
     return InvalidArgumentError(fmt::format("streams must be between 1 and 64, got {}", streams));
+  const std::string& tcp_setting = !options.tcp.empty() ? options.tcp
+                                   : !target.tcp.empty() ? target.tcp : cfg.checkpoint_tcp;
+  CEDANA_ASSIGN_OR_RETURN(OutsideTcp outside_tcp, ParseOutsideTcp(tcp_setting));
   CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(options.dir));
   // Checkpoint files are written as the owner in unprivileged mode (root_squash NFS).
   const auto [store_uid, store_gid] = node.StoreIdentityFor(target.uid, target.gid);
@@ -219,6 +234,21 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   const std::optional<engine::RunAs> criu_identity = node.CriuIdentityFor(target.uid, target.gid);
   if (criu_identity && ::chown(images_dir.c_str(), target.uid, target.gid) != 0)
     return ErrnoStatus(errno, "giving the images dir " + images_dir + " to " + m.owner);
+  // Connected TCP sockets: read while the tree runs; it is frozen only by CRIU, which refuses
+  // any it was not told about (a connection made in between fails the dump, the tree runs on).
+  Result<std::vector<engine::TcpConnection>> connections = engine::TreeTcpConnections(target.pid);
+  if (!connections.has_value())
+    return connections.error().WithContext(fmt::format("listing the TCP connections of pid {}", target.pid));
+  Result<TcpDecision> decided = DecideTcp(*connections, outside_tcp);
+  if (!decided.has_value())
+    return decided.error().WithContext(fmt::format("checkpoint of pid {} refused", target.pid));
+  const TcpDecision tcp = *decided;
+  if (tcp.mode == TcpMode::kEstablished && criu_identity)
+    return FailedPreconditionError(fmt::format(
+        "checkpoint of pid {} refused: it holds TCP connections, whose checkpoint needs CRIU's "
+        "network lock, and CRIU runs as {} (unprivileged mode) without the right to set it",
+        target.pid, m.owner));
+  if (tcp.mode != TcpMode::kNone) m.workload["tcp"] = TcpModeName(tcp.mode);
 
   // Without leave-running the tree is left *stopped* rather than killed: if packing or the
   // upload fails we can still continue it; it is killed only once the checkpoint is committed.
@@ -244,6 +274,8 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   req.leave_running = options.leave_running;
   req.leave_stopped = !options.leave_running;
   req.shell_job = target.workload_id.empty();
+  req.tcp_established = tcp.mode == TcpMode::kEstablished;
+  req.tcp_close = tcp.mode == TcpMode::kClose;
   req.run_as = criu_identity;
   if (criu_identity) log::Info("dump: criu runs as {} (unprivileged mode)", m.owner);
 
@@ -260,6 +292,8 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
       (void)store->Delete(ref);
     }
     if (!options.leave_running) {
+      // CRIU left the stopped tree's connections locked: the continued tree needs them.
+      UnlockConnections(images_dir, m.id, target.pid);
       int n = engine::SignalTree(target.pid, SIGCONT);
       log::Warn("dump: checkpoint {} failed; continued {} processes of pid {}", m.id, n,
                 target.pid);
@@ -353,6 +387,9 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
     engine::SignalTree(target.pid, SIGKILL);
     // Return only once it is gone: callers (the SLURM proxy) end the job next.
     (void)engine::WaitUntilGone(target.pid, std::chrono::seconds(2));
+    // Both ends of every connection are gone with the tree: no peer to keep the lock for. A
+    // peer outside keeps it, so that its connection is not reset before the restore.
+    if (tcp.all_internal) UnlockConnections(images_dir, m.id, 0);
   }
   as_owner.emplace(store_uid, store_gid);
   if (Status s = image::ApplyRetention(*store, m.owner, m.label, cfg.checkpoint_keep); !s.ok())

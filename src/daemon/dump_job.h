@@ -21,6 +21,7 @@ struct DumpOptions {
   bool leave_running = false;  // the workload continues after the dump
   std::string dir;             // checkpoint dir; "" = configured
   std::string compression;     // "" = configured
+  std::string tcp;             // outside TCP connections (daemon/tcp_policy.h); "" = configured
   int streams = 0;             // 0 = configured
   std::string label;           // "" = the workload's label
 };

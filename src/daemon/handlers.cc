@@ -253,6 +253,7 @@ Result<Message> HandleDump(Node& node, const Caller& caller, const DaemonRequest
   o.leave_running = req.leave_running;
   o.dir = req.dir;
   o.compression = req.compression;
+  o.tcp = req.tcp;
   o.streams = req.streams;
   o.label = req.label;
   CEDANA_RETURN_IF_ERROR(CheckDir(node, caller, o.dir));

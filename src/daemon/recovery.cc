@@ -12,6 +12,7 @@
 #include "daemon/abandoned_checkpoints.h"
 #include "daemon/caller_files.h"
 #include "daemon/dump_journal.h"
+#include "engine/network_lock.h"
 #include "engine/process_tree.h"
 
 namespace cedana::daemon {
@@ -53,6 +54,12 @@ void RecoverDump(Node& node, const DumpIntent& d) {
     log::Warn("recovery: the daemon stopped after checkpoint {} of {} was committed; finished its "
               "stop", d.checkpoint_id, what);
     return;
+  }
+  if (alive && !d.leave_running) {
+    // CRIU left the stopped tree's TCP sockets in repair mode and locked: undone first.
+    const std::string dump_log = node.config().work_dir + "/dump-" + d.checkpoint_id + "/dump.log";
+    if (Status s = engine::UndoLeftLock(dump_log, d.pid); !s.ok())
+      log::Warn("recovery: checkpoint {}: undoing CRIU's network lock: {}", d.checkpoint_id, s.ToString());
   }
   int continued = alive && !d.leave_running ? engine::SignalTree(d.pid, SIGCONT) : 0;
   end_dumping();

@@ -23,6 +23,7 @@
 #include "daemon/lineage_recorder.h"
 #include "daemon/slurm_spool.h"
 #include "daemon/supervisor.h"
+#include "daemon/tcp_policy.h"
 #include "engine/image_serve.h"
 #include "engine/process_tree.h"
 #include "image/catalog.h"
@@ -224,6 +225,8 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   spec.restored_from = m.id;
   spec.dumped_stdout_ino = m.workload.value("stdout_ino", uint64_t{0});
   spec.dumped_stderr_ino = m.workload.value("stderr_ino", uint64_t{0});
+  CEDANA_ASSIGN_OR_RETURN(TcpMode tcp, ParseTcpModeName(m.workload.value("tcp", "")));
+  spec.restore_tcp = TcpModeName(tcp);
   spec.criu_binary = node.criu().settings().binary;
   spec.criu_timeout_seconds = static_cast<int>(node.criu().settings().timeout.count());
   spec.criu_no_breakpoints = node.criu().settings().no_breakpoints;

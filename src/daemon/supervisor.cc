@@ -154,6 +154,8 @@ Result<pid_t> RestoreWithCriu(const WorkloadSpec& spec, Pipes& pipes) {
   if (spec.dumped_stderr_ino != 0)
     req.inherit_fds.emplace_back(fmt::format("pipe:[{}]", spec.dumped_stderr_ino), pipes.err_w.get());
   req.shell_job = spec.dumped_stdout_ino == 0;  // a --pid dump of a process we did not start
+  req.tcp_established = spec.restore_tcp == "established";
+  req.tcp_close = spec.restore_tcp == "close";
   if (spec.unprivileged) {
     req.run_as = engine::RunAs{spec.uid, spec.gid, spec.groups};
     log::Info("supervisor: criu restores as uid {} (unprivileged mode)", spec.uid);

@@ -42,6 +42,7 @@ json SpecToJson(const WorkloadSpec& s) {
           {"restored_from", s.restored_from},
           {"dumped_stdout_ino", s.dumped_stdout_ino},
           {"dumped_stderr_ino", s.dumped_stderr_ino},
+          {"restore_tcp", s.restore_tcp},
           {"criu_binary", s.criu_binary},
           {"criu_timeout_seconds", s.criu_timeout_seconds},
           {"criu_no_breakpoints", s.criu_no_breakpoints},
@@ -71,6 +72,7 @@ Result<WorkloadSpec> SpecFromJson(const json& j) {
     s.restored_from = j.value("restored_from", "");
     s.dumped_stdout_ino = j.value("dumped_stdout_ino", uint64_t{0});
     s.dumped_stderr_ino = j.value("dumped_stderr_ino", uint64_t{0});
+    s.restore_tcp = j.value("restore_tcp", "");
     s.criu_binary = j.value("criu_binary", "");
     s.criu_timeout_seconds = j.value("criu_timeout_seconds", 120);
     s.criu_no_breakpoints = j.value("criu_no_breakpoints", false);

@@ -41,6 +41,7 @@ struct WorkloadSpec {
   std::string restored_from;          // checkpoint id
   uint64_t dumped_stdout_ino = 0;     // pipe inodes in the images (CRIU inherit-fd keys)
   uint64_t dumped_stderr_ino = 0;
+  std::string restore_tcp;            // "", "established", "close": as the dump (tcp_policy.h)
   // CRIU settings resolved by the daemon
   std::string criu_binary;
   int criu_timeout_seconds = 120;

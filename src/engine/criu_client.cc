@@ -228,19 +228,28 @@ void FillCommon(criu_opts* opts, int images_dir_fd, const char* log_file) {
   opts->set_log_level(4);
   // Our workloads live in their own pid namespace only; the rest of the system is shared.
   opts->set_manage_cgroups(false);
-  opts->set_network_lock(criu_network_lock_method::SKIP);
+}
+
+// Without connected TCP sockets to keep consistent nothing is locked; with them CRIU's nftables
+// lock (this project's CRIU is built with libnftables; iptables is not needed).
+criu_network_lock_method NetworkLock(bool tcp_established) {
+  return tcp_established ? criu_network_lock_method::NFTABLES : criu_network_lock_method::SKIP;
+}
+std::string NetworkLockArg(bool tcp_established) {
+  return tcp_established ? "--network-lock=nftables" : "--network-lock=skip";
 }
 
 // `criu dump --stream` with the options Dump sets over RPC.
 std::vector<std::string> StreamingDumpArgs(const CriuSettings& settings, const DumpRequest& r) {
   std::vector<std::string> args = {settings.binary, "dump", "--stream", "-D", r.images_dir,
                                    "-t", std::to_string(r.pid), "-o", "dump.log", "-v4",
-                                   "--manage-cgroups=ignore", "--network-lock=skip",
+                                   "--manage-cgroups=ignore", NetworkLockArg(r.tcp_established),
                                    "--ext-unix-sk"};
   if (r.leave_running) args.push_back("--leave-running");
   if (r.leave_stopped) args.push_back("--leave-stopped");
   if (r.shell_job) args.push_back("--shell-job");
   if (r.tcp_established) args.push_back("--tcp-established");
+  if (r.tcp_close) args.push_back("--tcp-close");
   if (r.file_locks) args.push_back("--file-locks");
   if (r.run_as) args.push_back("--unprivileged");
   return args;
@@ -251,8 +260,10 @@ std::vector<std::string> StreamingDumpArgs(const CriuSettings& settings, const D
 std::vector<std::string> StreamingRestoreArgs(const RestoreRequest& r, const std::string& binary) {
   std::vector<std::string> args = {binary, "restore", "--stream", "-D", r.images_dir,
                                    "-o", "restore.log", "-v4", "--manage-cgroups=ignore",
-                                   "--network-lock=skip", "--ext-unix-sk", "--file-locks",
+                                   NetworkLockArg(r.tcp_established), "--ext-unix-sk", "--file-locks",
                                    "--restore-detached", "--pidfile", r.images_dir + "/restored.pid"};
+  if (r.tcp_established) args.push_back("--tcp-established");
+  if (r.tcp_close) args.push_back("--tcp-close");
   if (r.rst_sibling) args.push_back("--restore-sibling");
   if (r.leave_stopped) args.push_back("--leave-stopped");
   if (r.shell_job) args.push_back("--shell-job");
@@ -392,6 +403,8 @@ Status CriuClient::Dump(const DumpRequest& request) const {
   if (request.leave_stopped) opts->set_leave_stopped(true);
   opts->set_shell_job(request.shell_job);
   opts->set_tcp_established(request.tcp_established);
+  if (request.tcp_close) opts->set_tcp_close(true);
+  opts->set_network_lock(NetworkLock(request.tcp_established));
   opts->set_file_locks(request.file_locks);
   opts->set_ext_unix_sk(true);
   CEDANA_RETURN_IF_ERROR(PrepareRunAs(settings_, request.run_as, opts));
@@ -502,6 +515,9 @@ Result<pid_t> CriuClient::Restore(const RestoreRequest& request) const {
   FillCommon(opts, dir_fd.get(), "restore.log");
   opts->set_shell_job(request.shell_job);
   opts->set_rst_sibling(request.rst_sibling);
+  if (request.tcp_established) opts->set_tcp_established(true);
+  if (request.tcp_close) opts->set_tcp_close(true);
+  opts->set_network_lock(NetworkLock(request.tcp_established));
   opts->set_file_locks(true);
   opts->set_ext_unix_sk(true);
   std::vector<int> keep;

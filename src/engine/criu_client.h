@@ -39,7 +39,10 @@ struct DumpRequest {
   bool leave_running = false;  // the tree continues after the dump
   bool leave_stopped = false;  // the tree stays stopped (SIGSTOP) after the dump
   bool shell_job = false;      // the tree's session leader is outside it
+  // Connected TCP sockets (daemon/tcp_policy.h): dumped in repair mode, with CRIU's nftables
+  // network lock on while it dumps (engine/network_lock.h), or marked to be restored closed.
   bool tcp_established = false;
+  bool tcp_close = false;
   bool file_locks = true;
   std::optional<RunAs> run_as;
 };
@@ -54,6 +57,9 @@ struct RestoreRequest {
   bool rst_sibling = true;
   // The restored tree stays stopped (SIGSTOP) until the caller continues it (RestoreStreaming).
   bool leave_stopped = false;
+  // As the dump had them (the checkpoint records which).
+  bool tcp_established = false;
+  bool tcp_close = false;
   std::optional<RunAs> run_as;
   // The filesystem identity CRIU opens every file of the images with (descriptors, mappings,
   // executable, cwd, FIFOs, unix socket paths), without following symlinks in regular files'

@@ -140,6 +140,7 @@ Status ReadFields(const FieldReader& f, DaemonRequest* r) {
   CEDANA_RETURN_IF_ERROR(f.String("slurm_script", &r->slurm_script));
   CEDANA_RETURN_IF_ERROR(f.Bool("leave_running", &r->leave_running));
   CEDANA_RETURN_IF_ERROR(f.String("compression", &r->compression));
+  CEDANA_RETURN_IF_ERROR(f.String("tcp", &r->tcp));
   int64_t n = r->owner_pid;
   CEDANA_RETURN_IF_ERROR(f.Int("owner_pid", 0, std::numeric_limits<pid_t>::max(), &n));
   r->owner_pid = static_cast<pid_t>(n);

@@ -70,6 +70,9 @@ struct DaemonRequest {
   std::string compression;
   // dump: 1..64 streams, 0 = the configured number.
   int streams = 0;
+  // dump: refuse|established|close for TCP connections to peers outside the tree, "" = the
+  // configured checkpoint.tcp (checked by the dump).
+  std::string tcp;
   // kill: the signal sent, 1..64. Default SIGKILL.
   int signal_number = SIGKILL;
   // slurm_job_start: the job's owner as slurmd says.

@@ -1,5 +1,5 @@
 // `cedana dump ID|--pid PID|slurm JOBID [--leave-running|--stop] [--dir D] [--compression C]
-// [--streams N]`
+// [--streams N] [--tcp-established|--tcp-close]`
 #include "cli/cli_context.h"
 
 namespace cedana::cli {
@@ -11,6 +11,7 @@ void AddDumpCommand(CLI::App& app, CliContext& ctx) {
     int streams = 0;
     bool leave_running = false;
     bool stop = false;
+    bool tcp_established = false, tcp_close = false;
   };
   auto* o = new Opts;
   auto* dump = app.add_subcommand("dump", "Checkpoint a workload (stops it unless --leave-running)");
@@ -23,6 +24,10 @@ void AddDumpCommand(CLI::App& app, CliContext& ctx) {
   dump->add_option("--compression,-c", o->compression, "none, gzip, lz4 or zstd");
   auto* streams = dump->add_option("--streams,-s", o->streams, "Number of parallel streams (1-64)");
   dump->add_option("--label,-l", o->label, "Label for this checkpoint (default: the workload's)");
+  auto* established = dump->add_flag("--tcp-established", o->tcp_established,
+                                     "Restore TCP connections to peers outside the tree connected (same node)");
+  dump->add_flag("--tcp-close", o->tcp_close, "Restore TCP connections to peers outside the tree closed")
+      ->excludes(established);
   dump->callback([&ctx, o, streams] {
     if (o->id == "slurm") {
       // A SLURM job's workload on this node; it keeps running unless --stop.
@@ -56,6 +61,8 @@ void AddDumpCommand(CLI::App& app, CliContext& ctx) {
     if (!o->compression.empty()) req["compression"] = o->compression;
     if (streams->count() > 0) req["streams"] = o->streams;
     if (!o->label.empty()) req["label"] = o->label;
+    if (o->tcp_established) req["tcp"] = "established";
+    if (o->tcp_close) req["tcp"] = "close";
     auto r = ctx.Call(req);
     if (!r) return;
     const auto& c = (*r)["checkpoint"];
