@@ -32,7 +32,7 @@ PACKAGES=(
   gzip zstd lz4 procps psmisc util-linux python3 xz-utils libcap2-bin
   # the benchmark's plot (bench/run_bench.py)
   python3-matplotlib
-  # CRIU build dependencies (PLATFORM.md)
+  # CRIU build dependencies
   libbsd-dev libcap-dev libgnutls28-dev libnet1-dev libnftables-dev libnl-3-dev patch
   libprotobuf-c-dev protobuf-c-compiler uuid-dev python3-protobuf pkgconf
   # the controller: HTTP server, catalog databases; PostgreSQL and Chromium for its tests
@@ -41,6 +41,10 @@ PACKAGES=(
   radosgw ceph-mon ceph-osd ceph-common curl
   # SLURM and munge for the local cluster
   slurm-wlm slurmctld slurmd slurm-client munge libslurm-dev libpmi2-0-dev
+  # job accounting for the local cluster, so that tests can ask sacct (tests/slurm/accounting.sh)
+  slurmdbd mariadb-server
+  # nft: lifting the network lock CRIU leaves on a TCP-holding tree it left stopped
+  nftables
   # an MPI to launch with srun --mpi=pmi2 in the SLURM tests
   mpich libmpich-dev
 )

@@ -29,7 +29,11 @@ export CEDANA_CRIU_TIMEOUT_SECONDS=${CEDANA_CRIU_TIMEOUT_SECONDS:-120}
 
 say() { printf '%s\n' "$*" >&2; }
 pass() { PASSED=$((PASSED + 1)); say "PASS: $*"; }
-fail() { FAILED=$((FAILED + 1)); say "FAIL: $*"; }
+fail() { FAILED=$((FAILED + 1)); FAILED_CHECKS+=("$*"); say "FAIL: $*"; }
+# The failed checks once more, as the very last lines (the suites' cleanups end with it): a long
+# suite's FAIL lines are far from its end, and a CI report keeps a run's head and tail.
+FAILED_CHECKS=()
+say_failed_checks() { local c; for c in "${FAILED_CHECKS[@]}"; do say "failed: $c"; done; }
 check() { # check "description" command...
   local what=$1; shift
   if "$@"; then pass "$what"; else fail "$what"; fi
@@ -62,6 +66,7 @@ cleanup() {
   for c in "${CLEANUPS[@]}"; do eval "$c"; done
   sleep 0.3
   rm -rf "$T"
+  say_failed_checks
 }
 trap cleanup EXIT
 

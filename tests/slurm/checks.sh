@@ -2,8 +2,22 @@
 PASSED=0; FAILED=0
 say() { printf '%s\n' "$*" >&2; }
 pass() { PASSED=$((PASSED + 1)); say "PASS: $*"; }
-fail() { FAILED=$((FAILED + 1)); say "FAIL: $*"; }
+fail() { FAILED=$((FAILED + 1)); FAILED_CHECKS+=("$*"); say "FAIL: $*"; }
+# The failed checks once more, as the very last lines (the suites' cleanups end with it): a long
+# suite's FAIL lines are far from its end, and a CI report keeps a run's head and tail.
+FAILED_CHECKS=()
+say_failed_checks() { local c; for c in "${FAILED_CHECKS[@]}"; do say "failed: $c"; done; }
 check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
+# release_requeue_hold JOB: SLURM holds a requeued job ~120 s (its BeginTime). Lets it start now,
+# once it is pending again (an update made while the requeue is still completing is refused,
+# leaving the hold in place), and a second after that: slurmd refuses a job credential issued in
+# the same second as the kill of the job's previous run ("Job credential revoked").
+release_requeue_hold() {
+  local _i
+  for _i in $(seq 120); do [ "$(job_state "$1")" = PENDING ] && break; sleep 0.5; done
+  sleep 1.1
+  scontrol update jobid="$1" StartTime=now >/dev/null 2>&1
+}
 wait_for() { local secs=$1; shift; local deadline=$((SECONDS + secs)); until "$@"; do [ $SECONDS -ge $deadline ] && return 1; sleep 0.5; done; }
 last_counter() { grep -o 'Counter: [0-9]*' "$1" 2>/dev/null | tail -n1 | grep -o '[0-9]*$'; }
 first_counter() { grep -o 'Counter: [0-9]*' "$1" 2>/dev/null | head -n1 | grep -o '[0-9]*$'; }
@@ -70,4 +84,5 @@ end_node_suite() {
   "$CEDANA" slurm destroy --no-restart >/dev/null 2>&1
   cluster_stop
   if [ -f "$T/config.json.orig" ]; then cp -p "$T/config.json.orig" "$CONFIG"; else rm -f "$CONFIG"; fi
+  say_failed_checks
 }

@@ -6,6 +6,8 @@
 # /etc are put back.
 #
 # CLUSTER_PROCTRACK=linuxproc|cgroup selects the process tracking (default linuxproc).
+# CLUSTER_ACCOUNTING=1 adds job accounting (slurmdbd and MariaDB, tests/slurm/accounting.sh), so
+# that `sacct` answers.
 #
 # CLUSTER_NODES=2 adds a second node, compute-02, on this same machine: SLURM's
 # multiple-slurmd mode is not compiled into Debian's slurmd, so compute-02's slurmd runs in a
@@ -22,6 +24,7 @@ CLUSTER_NODE=compute-01
 CLUSTER_NODE_B=compute-02
 CLUSTER_NETNS=cedana-b
 CLUSTER_NODE_B_DIR=/var/lib/cedana-cluster-node-b
+source "$(dirname "${BASH_SOURCE[0]}")/accounting.sh"
 
 _cluster_log() { printf 'cluster: %s\n' "$*" >&2; }
 
@@ -70,6 +73,8 @@ $node_b
 PartitionName=debug Nodes=$nodes Default=YES MaxTime=INFINITE State=UP PreemptMode=REQUEUE PriorityTier=1 GraceTime=15
 PartitionName=high  Nodes=$nodes MaxTime=INFINITE State=UP PreemptMode=REQUEUE PriorityTier=2
 CONF
+  [ -n "${CLUSTER_ACCOUNTING:-}" ] && accounting_conf_lines >>"$CLUSTER_CONF"
+  return 0
 }
 
 _pid_of() { [ -f "$1" ] && cat "$1" 2>/dev/null; }
@@ -88,6 +93,7 @@ cluster_start() {
   fi
   rm -f /run/slurmctld.pid /run/slurmd.pid /run/slurmd-node/slurmd.pid
   [ "${CLUSTER_NODES:-1}" = 2 ] && { _cluster_network_up || return 1; }
+  [ -n "${CLUSTER_ACCOUNTING:-}" ] && { accounting_start cedana || return 1; }
   slurmctld -c 2>>"$CLUSTER_LOGS/start.err" || { _cluster_log "slurmctld failed: $(tail -3 "$CLUSTER_LOGS/slurmctld.log")"; return 1; }
   for _ in $(seq 100); do scontrol ping >/dev/null 2>&1 && break; sleep 0.2; done
   slurmd -N "$CLUSTER_NODE" 2>>"$CLUSTER_LOGS/start.err" || { _cluster_log "slurmd failed: $(tail -3 "$CLUSTER_LOGS/slurmd.log")"; return 1; }
@@ -144,7 +150,8 @@ _cluster_stop_pid() {
 }
 
 # Stops slurmd and slurmctld (by their pid files: `cedana slurm setup` may have restarted
-# them), compute-02 and its namespaces, munged if we started it, and puts slurm.conf back.
+# them), compute-02 and its namespaces, accounting, munged if we started it, and puts slurm.conf
+# back.
 cluster_stop() {
   local p
   scancel --user=root 2>/dev/null || true
@@ -158,6 +165,7 @@ cluster_stop() {
   for f in /run/slurmd.pid /run/slurmd-node/slurmd.pid /run/slurmctld.pid; do
     _cluster_stop_pid "$(_pid_of "$f")"
   done
+  accounting_stop
   if [ -n "${CLUSTER_STARTED_MUNGE:-}" ]; then
     p=$(_pid_of /run/munge/munged.pid); _alive "$p" && kill "$p"
   fi

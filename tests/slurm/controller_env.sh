@@ -51,6 +51,7 @@ cleanup() {
   if [ -f "$T/config.json.orig" ]; then cp -p "$T/config.json.orig" "$CONFIG"; else rm -f "$CONFIG"; fi
   chattr -R -i "$T" 2>/dev/null  # a test may have made a dir immutable to fail the storage
   rm -rf "$T"
+  say_failed_checks
 }
 trap cleanup EXIT
 

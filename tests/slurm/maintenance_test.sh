@@ -67,7 +67,7 @@ check "the controller requeued the job for the window" wait_for 30 moved maint_w
 check "the job was checkpointed as SLURM ended it" wait_for 60 grep -q "taken on SIGTERM" memjob.err
 check "the job is pending again (requeued)" wait_for 30 is_state "$mem" PENDING
 check "the window becomes active" wait_for 60 window_is maint_window active
-scontrol update jobid="$mem" StartTime=now >/dev/null 2>&1  # skip SLURM's requeue hold
+release_requeue_hold "$mem"
 check "the job runs again, on compute-02" \
   wait_for 60 bash -c "[ \"\$(squeue -h -j $mem -o %T:%N)\" = RUNNING:$CLUSTER_NODE_B ]"
 check "restored from its maintenance checkpoint on compute-02" \
@@ -107,7 +107,7 @@ check "requeued for the second window" wait_for 30 moved maint_busy "$job"
 check "checkpointed as SLURM ended it" wait_for 40 grep -q "taken on SIGTERM" victim.err
 at=$(last_counter victim.out)
 check "the second window becomes active" wait_for 60 window_is maint_busy active
-scontrol update jobid="$job" StartTime=now >/dev/null 2>&1
+release_requeue_hold "$job"
 sleep 5
 check "the job waits: compute-01 is reserved, compute-02 busy" is_state "$job" PENDING
 scancel "$blocker"
@@ -147,10 +147,11 @@ check "its checkpoint failed (storage refused it)" wait_for 60 grep -q "checkpoi
 check "the job is requeued anyway" wait_for 60 requeued_since "$job" "$restarts_before"
 chattr -i "$T/checkpoints/root/victim"
 wait_for 60 window_is maint_fail active
-scontrol update jobid="$job" StartTime=now >/dev/null 2>&1
+release_requeue_hold "$job"
 check "it runs again on compute-02" \
   wait_for 60 bash -c "[ \"\$(squeue -h -j $job -o %T:%N)\" = RUNNING:$CLUSTER_NODE_B ]"
 check "from the older checkpoint" wait_for 40 grep -q "job $job (restart 1) resumed from checkpoint $older" victim.err
+[ "$FAILED" -gt 0 ] && { say "--- the last job, before its scancel ---"; scontrol show job "$job" >&2; }
 scancel "$job"
 scontrol delete ReservationName=maint_fail
 
@@ -159,6 +160,8 @@ if [ "$FAILED" -gt 0 ]; then
   say "--- memjob.err / victim.err ---"; tail -n 8 memjob.err victim.err >&2
   say "--- node daemons ---"; tail -n 12 "$T/daemon.log" "$T/daemon-b.log" >&2
   say "--- squeue / sinfo ---"; squeue >&2; sinfo >&2
+  say "--- the last job ---"; scontrol show job "$job" >&2
+  say "--- slurmctld log ---"; tail -n 25 /var/log/slurm/slurmctld.log >&2
 fi
 say ""
 say "maintenance_test.sh: $PASSED passed, $FAILED failed"

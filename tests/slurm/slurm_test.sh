@@ -11,6 +11,8 @@ source "$HERE/checks.sh"
 CEDANA=${CEDANA:-/usr/local/bin/cedana}
 MEMSTATE=${MEMSTATE:-$ROOT/build/tests/memstate}
 refuse_other_node_daemon
+# The time-limit runs (linuxproc only, below) are checked in SLURM's accounting too.
+[ "${CLUSTER_PROCTRACK:-linuxproc}" = linuxproc ] && export CLUSTER_ACCOUNTING=1
 T=$(mktemp -d /var/tmp/cedana-slurm.XXXXXX)
 chmod 755 "$T"
 DAEMON_PID=
@@ -55,8 +57,7 @@ at_preempt=$(last_counter victim.out)
 check "victim requeued (PENDING)" wait_job_state "$victim" PENDING 120
 check "preemptor runs" wait_job_state "$preemptor" RUNNING 60
 scancel "$preemptor"
-# A requeued job is held ~120 s (BeginTime); skip the wait.
-sleep 1; scontrol update jobid="$victim" StartTime=now
+release_requeue_hold "$victim"
 check "victim runs again" wait_job_state "$victim" RUNNING 60
 check "victim resumed from its checkpoint" wait_for 30 grep -q "resumed from checkpoint" victim.err
 check "victim counts on" wait_for 30 counter_at_least victim.out $((at_preempt + 3))
@@ -77,7 +78,7 @@ for restart in 2 3; do
   wait_job_state "$victim" PENDING 120
   wait_job_state "$preemptor" RUNNING 60
   scancel "$preemptor"
-  sleep 1; scontrol update jobid="$victim" StartTime=now
+  release_requeue_hold "$victim"
   check "preemption $restart: resumed as restart $restart" \
     wait_for 60 grep -q "job $victim (restart $restart) resumed from checkpoint" victim.err
   check "preemption $restart: counts on" wait_for 30 counter_at_least victim.out $((at + 3))
@@ -175,6 +176,13 @@ if [ "${CLUSTER_PROCTRACK:-}" = linuxproc ]; then
   check "time limit: one continuous count from 0 to 90 through the requeues" counted_through
   restarts=$(scontrol show job "$long" | grep -o 'Restarts=[0-9]*' | cut -d= -f2)
   check "time limit: scontrol show job counts the restarts (${restarts:-none})" test "${restarts:-0}" -ge 2
+  # SLURM's accounting (slurmdbd) keeps one record per run: the requeued ones, then the last.
+  runs_recorded() {
+    local runs; runs=$(sacct -D -X -n -P -j "$long" -o State 2>/dev/null)
+    [ "$(grep -c '^REQUEUED' <<<"$runs")" -ge 2 ] && grep -qx COMPLETED <<<"$runs"
+  }
+  check "time limit: sacct shows the requeued runs and the completed one" wait_for 20 runs_recorded
+  say "sacct: $(sacct -D -X -n -P -j "$long" -o JobID,State,Start,End 2>&1 | tr '\n' ' ')"
   [ "$FAILED" -gt 0 ] && { say "--- long.err"; cat long.err >&2; say "--- long.out (tail)"; tail -3 long.out >&2; }
   stop_daemon
   start_daemon || { say "daemon did not restart"; exit 1; }
@@ -244,7 +252,7 @@ check "the daemon rolled the dump back (logged)" \
 scancel "$p"
 stop_daemon
 start_daemon
-sleep 1; scontrol update jobid="$j" StartTime=now
+release_requeue_hold "$j"
 check "the requeued job resumes from the older checkpoint" \
   wait_for 60 grep -q "resumed from checkpoint $older" grace.err
 check "its counter goes on from the older checkpoint ($at_older)" \

@@ -128,7 +128,7 @@ p=$(submit -p high -w compute-01 --cpus-per-task="$(nproc)" -o /dev/null "$HERE/
 check "checkpointed at preemption" wait_for 60 grep -q "taken on preemption" devnull.err
 check "requeued" wait_job_state "$v" PENDING 120
 scancel "$p"
-sleep 1; scontrol update jobid="$v" StartTime=now
+release_requeue_hold "$v"
 check "resumed from its checkpoint" wait_for 60 grep -q "resumed from checkpoint" devnull.err
 check "its restored workload writes to /dev/null" \
   wait_for 10 bash -c "'$CEDANA' ps --json | grep -q '\"stdout_path\": \"/dev/null\"'"

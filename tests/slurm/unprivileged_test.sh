@@ -31,6 +31,7 @@ cleanup() {
   umount "$T/checkpoints" 2>/dev/null
   if [ -f "$T/config.json.orig" ]; then cp -p "$T/config.json.orig" "$CONFIG"; else rm -f "$CONFIG"; fi
   rm -rf "$T"
+  say_failed_checks
 }
 trap cleanup EXIT
 
@@ -102,7 +103,7 @@ check "bob cannot restore alice's checkpoint" \
 check "victim requeued (PENDING)" wait_job_state "$victim" PENDING 120
 check "preemptor runs" wait_job_state "$preemptor" RUNNING 60
 scancel "$preemptor"
-sleep 1; scontrol update jobid="$victim" StartTime=now
+release_requeue_hold "$victim"
 check "victim runs again" wait_job_state "$victim" RUNNING 60
 check "victim resumed from its checkpoint" wait_for 30 grep -q "resumed from checkpoint" victim.err
 check "criu restored as alice" bash -c "grep -l 'criu restores as uid $(id -u "$ALICE") (unprivileged mode)' '$T'/state/workloads/*/supervisor.log"
