@@ -142,6 +142,13 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
   spec.gid = caller.gid;
   spec.groups = GroupsOf(caller.uid, caller.gid);
   spec.unprivileged = node.RunsAsOwner(caller.uid);
+  // In its own PID namespace the workload still sees the node's /proc, where its own pids name
+  // other processes. UCX (MPICH's and OpenMPI's transport) opens a peer rank's shared memory
+  // through /proc/<peer pid>/fd unless told to use the segment's name: MPI_Init failed.
+  const bool ucx_set = std::any_of(spec.env.begin(), spec.env.end(), [](const std::string& e) {
+    return e.rfind("UCX_POSIX_USE_PROC_LINK=", 0) == 0;
+  });
+  if (!spec.unprivileged && !ucx_set) spec.env.push_back("UCX_POSIX_USE_PROC_LINK=n");
   spec.job_id = req.job_id;
   spec.created_at_ms = NowMs();
   spec.stdout_path = req.stdout_path;

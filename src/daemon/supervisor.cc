@@ -98,9 +98,12 @@ Result<pid_t> StartWorkload(const WorkloadSpec& spec, Pipes& pipes) {
   UniqueFd err_r(err_pipe[0]), err_w(err_pipe[1]);
   UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
 
-  unsigned long flags = (spec.unprivileged ? 0 : CLONE_NEWPID) | SIGCHLD;
+  // Its own PID namespace, so that a restore gets the same pids wherever it runs, and its own
+  // IPC namespace, because CRIU dumps SysV shared memory, semaphores and message queues only
+  // as a whole namespace (MPI libraries share memory between ranks that way).
+  unsigned long flags = (spec.unprivileged ? 0 : CLONE_NEWPID | CLONE_NEWIPC) | SIGCHLD;
   pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, flags, 0, 0, 0, 0));
-  if (pid < 0) return ErrnoStatus(errno, spec.unprivileged ? "clone" : "clone(CLONE_NEWPID)");
+  if (pid < 0) return ErrnoStatus(errno, spec.unprivileged ? "clone" : "clone(CLONE_NEWPID|CLONE_NEWIPC)");
   if (pid == 0) {
     auto fail = [&](const char* stage) {
       int e = errno;
