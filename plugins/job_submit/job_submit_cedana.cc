@@ -3,8 +3,13 @@
 // CEDANA_CHECKPOINT on two lines (as the docs' victim.sbatch does) loses one of them. This
 // plugin reads the script's #SBATCH lines again, adds back the CEDANA_* variables the job's
 // environment lacks (the explicit environment wins), records what it added in
-// CEDANA_RECOVERED, and rejects a submission whose checkpoint label is invalid.
+// CEDANA_RECOVERED, and rejects a submission whose checkpoint label is invalid. An enabled job
+// without a --signal of its own gets SLURM's notice of preemption: SIGUSR1 to its batch step
+// when a preemption begins (with SlurmctldParameters=preempt_send_user_signal, which `cedana
+// slurm setup` adds; never before its time limit), marked CEDANA_PREEMPT_NOTICE=USR1 for the
+// job proxy, which then need not ask slurmctld about its job twice a second.
 // Quick and without I/O (it runs inside slurmctld's submission path); never throws.
+#include <csignal>
 #include <cstdarg>
 #include <cstdint>
 #include <string>
@@ -71,6 +76,14 @@ int Submit(job_desc_msg_t* job, uint32_t submit_uid, char** err_msg) {
       if (err_msg != nullptr) *err_msg = slurm_xstrdup(msg.c_str());
       return SLURM_ERROR;
     }
+  }
+
+  if (merged.enable && job->warn_signal == 0) {
+    job->warn_signal = SIGUSR1;
+    job->warn_flags = KILL_JOB_BATCH;  // the batch step (the proxy) only, as --signal=B:
+    job->warn_time = 0;                // at a preemption only, not before the time limit
+    slurm_env_array_overwrite(&job->environment, std::string(kPreemptNoticeVar).c_str(), "USR1");
+    job->env_size = CountEnv(job->environment);
   }
 
   std::vector<std::pair<std::string, std::string>> add;

@@ -2,6 +2,7 @@
 // the built plugin and calls its hooks with hand-built job descriptions.
 #include <dlfcn.h>
 
+#include <csignal>
 #include <cstdarg>
 #include <cstdlib>
 #include <cstring>
@@ -134,10 +135,30 @@ TEST_F(JobSubmitPlugin, VictimScriptGetsCedanaEnableBack) {
   ASSERT_EQ(submit_(&job, 1000, &err_), SLURM_SUCCESS);
   EXPECT_EQ(err_, nullptr);
   EXPECT_EQ(Env(job), (std::vector<std::string>{"CEDANA_CHECKPOINT=victim", "SLURM_GET_USER_ENV=1",
-                                                "CEDANA_ENABLE=1",
+                                                "CEDANA_PREEMPT_NOTICE=USR1", "CEDANA_ENABLE=1",
                                                 "CEDANA_RECOVERED=CEDANA_ENABLE=1"}));
   ASSERT_EQ(g_log.size(), 1u);
   EXPECT_NE(g_log[0].find("job_submit/cedana: uid 1000"), std::string::npos) << g_log[0];
+}
+
+TEST_F(JobSubmitPlugin, EnabledJobGetsSlurmsPreemptionNotice) {
+  job_desc_msg_t job = Job("#!/bin/bash\nhostname\n", {"CEDANA_ENABLE=1"});
+  ASSERT_EQ(submit_(&job, 1000, &err_), SLURM_SUCCESS);
+  EXPECT_EQ(job.warn_signal, SIGUSR1);
+  EXPECT_EQ(job.warn_flags, KILL_JOB_BATCH);
+  EXPECT_EQ(job.warn_time, 0);
+  EXPECT_EQ(Env(job), (std::vector<std::string>{"CEDANA_ENABLE=1", "CEDANA_PREEMPT_NOTICE=USR1"}));
+}
+
+TEST_F(JobSubmitPlugin, AJobsOwnSignalIsKept) {
+  job_desc_msg_t job = Job("#!/bin/bash\nhostname\n", {"CEDANA_ENABLE=1"});
+  job.warn_signal = SIGUSR2;  // --signal=USR2@120
+  job.warn_time = 120;
+  ASSERT_EQ(submit_(&job, 1000, &err_), SLURM_SUCCESS);
+  EXPECT_EQ(job.warn_signal, SIGUSR2);
+  EXPECT_EQ(job.warn_time, 120);
+  EXPECT_EQ(job.warn_flags, 0);
+  EXPECT_EQ(Env(job), std::vector<std::string>{"CEDANA_ENABLE=1"});
 }
 
 TEST_F(JobSubmitPlugin, ExplicitEnvironmentIsNotOverridden) {

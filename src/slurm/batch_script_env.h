@@ -16,6 +16,9 @@ namespace cedana::slurm {
 inline constexpr std::string_view kEnableVar = "CEDANA_ENABLE";
 inline constexpr std::string_view kCheckpointVar = "CEDANA_CHECKPOINT";
 inline constexpr std::string_view kRecoveredVar = "CEDANA_RECOVERED";
+// Set by job_submit/cedana on a job it gave SLURM's preemption notice (SIGUSR1 to the batch
+// step), for the job proxy.
+inline constexpr std::string_view kPreemptNoticeVar = "CEDANA_PREEMPT_NOTICE";
 
 struct CedanaJobSettings {
   bool enable = false;      // CEDANA_ENABLE is "1", "true", "yes" or "on" (case-insensitive)

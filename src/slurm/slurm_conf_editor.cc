@@ -141,6 +141,10 @@ std::string AddCedanaToSlurmConf(std::string_view conf) {
   return out;
 }
 
+std::string AddPreemptNoticeToSlurmConf(std::string_view conf) {
+  return AddPluginToList(conf, "SlurmctldParameters", "preempt_send_user_signal", "preempt_send_user_signal");
+}
+
 std::string AddSpankToPlugstack(std::string_view plugstack, std::string_view spank_so_path) {
   for (const auto& line : SplitLines(plugstack)) {
     std::string_view t = line.text;

@@ -37,6 +37,12 @@ std::string AddPluginToList(std::string_view conf, std::string_view key, std::st
 //   JobSubmitPlugins=...,job_submit/cedana
 std::string AddCedanaToSlurmConf(std::string_view conf);
 
+// SLURM's notice of a preemption to the jobs that ask for one: `preempt_send_user_signal` in
+// SlurmctldParameters (SLURM 22.05; 23.02 moved it to PreemptParameters=send_user_signal).
+// Then slurmctld sends an enabled job's batch step the signal job_submit/cedana gives it (SIGUSR1)
+// when the preemption begins, instead of the job proxy asking slurmctld twice a second.
+std::string AddPreemptNoticeToSlurmConf(std::string_view conf);
+
 // Adds the line `required <spank_so_path>` to plugstack.conf unless an uncommented line
 // already loads a file named spank_cedana.so.
 std::string AddSpankToPlugstack(std::string_view plugstack, std::string_view spank_so_path);

@@ -42,6 +42,15 @@ INSTANTIATE_TEST_SUITE_P(
                  "JobSubmitPlugins=job_submit/cedana\n"}),
     [](const testing::TestParamInfo<EditCase>& info) { return std::string(info.param.name); });
 
+TEST(SlurmConfEditor, PreemptNotice) {
+  EXPECT_EQ(AddPreemptNoticeToSlurmConf("ClusterName=c\n"),
+            "ClusterName=c\nSlurmctldParameters=preempt_send_user_signal\n");
+  const std::string other = "SlurmctldParameters=enable_configless,max_dbd_msg_action=discard\n";
+  std::string once = AddPreemptNoticeToSlurmConf(other);
+  EXPECT_EQ(once, "SlurmctldParameters=enable_configless,max_dbd_msg_action=discard,preempt_send_user_signal\n");
+  EXPECT_EQ(AddPreemptNoticeToSlurmConf(once), once) << "not idempotent";
+}
+
 TEST(SlurmConfEditor, EditsTheLastOccurrence) {
   EXPECT_EQ(AddPluginToList("JobSubmitPlugins=a\nJobSubmitPlugins=b\n", "JobSubmitPlugins",
                             "job_submit/cedana", "x"),

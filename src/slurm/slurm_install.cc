@@ -225,7 +225,7 @@ Result<InstallReport> SetupSlurm(const SlurmInstallPaths& paths, const SetupOpti
   }
 
   CEDANA_ASSIGN_OR_RETURN(std::string conf, fs::ReadFile(layout.slurm_conf));
-  std::string edited = AddCedanaToSlurmConf(conf);
+  std::string edited = AddPreemptNoticeToSlurmConf(AddCedanaToSlurmConf(conf));
   if (edited != conf) {
     CEDANA_RETURN_IF_ERROR(RewriteFile(layout.slurm_conf, edited));
     report.actions.push_back("edited " + layout.slurm_conf);

@@ -55,7 +55,8 @@ TEST_F(SlurmInstallTest, SetupThenDestroyRestoresEverything) {
   EXPECT_EQ(Read(paths_.slurm_conf),
             "# test cluster\nClusterName=t\nPluginDir=" + root_ +
                 "/plugins\nTaskPlugin=task/affinity,task/cgroup,task/cedana\n"
-                "CliFilterPlugins=cli_filter/cedana\nJobSubmitPlugins=job_submit/cedana\n");
+                "CliFilterPlugins=cli_filter/cedana\nJobSubmitPlugins=job_submit/cedana\n"
+                "SlurmctldParameters=preempt_send_user_signal\n");
   EXPECT_EQ(Read(plugstack), plugstack_before + "required " + root_ + "/plugins/spank_cedana.so\n");
   EXPECT_EQ(Read(root_ + "/plugins/task_cedana.so"), "contents of task_cedana.so");
   EXPECT_EQ(Read(root_ + "/bin/cedana-slurm"), "contents of cedana-slurm");

@@ -22,7 +22,9 @@
 #include "common/config.h"
 #include "common/label.h"
 #include "protocol/client.h"
+#include "slurm/batch_script_env.h"
 #include "slurm_bin/slurm_job.h"
+#include "slurm_bin/job_polling.h"
 #include "slurm_bin/time_limit.h"
 
 extern char** environ;
@@ -32,9 +34,14 @@ namespace {
 
 volatile std::sig_atomic_t g_term = 0;  // SIGTERM/SIGINT: checkpoint, then end
 volatile std::sig_atomic_t g_usr1 = 0;  // SIGUSR1: checkpoint (preemption notice)
+// SIGUSR2, SIGHUP: the job's own --signal=B:... (SLURM sends it to the batch step, which is this
+// proxy, before the time limit or at a preemption): passed on to the workload, the script it
+// was meant for, instead of ending the proxy.
+volatile std::sig_atomic_t g_forward = 0;
 
 void OnSignal(int sig) {
   if (sig == SIGUSR1) g_usr1 = 1;
+  else if (sig == SIGUSR2 || sig == SIGHUP) g_forward = sig;
   else g_term = 1;
 }
 
@@ -190,6 +197,8 @@ int RunAttach(const std::vector<std::string>& argv) {
   ::sigaction(SIGTERM, &sa, nullptr);
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGUSR1, &sa, nullptr);
+  ::sigaction(SIGUSR2, &sa, nullptr);
+  ::sigaction(SIGHUP, &sa, nullptr);
   ::signal(SIGCONT, SIG_IGN);
 
   // Watch the workload itself too: if the daemon is down for good we still see it end.
@@ -205,21 +214,39 @@ int RunAttach(const std::vector<std::string>& argv) {
     limits.margin_seconds = policy.value("margin_seconds", limits.margin_seconds);
   }
   const bool requeue_asked = Env("CEDANA_REQUEUE_ON_TIMEOUT") == "1";
+  // SLURM's notice of preemption (job_polling.h): job_submit/cedana gave this job SIGUSR1 at
+  // preemption, and slurmctld sends it. Then slurmctld is asked about the job only seldom.
+  bool preempt_notice = false;
+  if (Env(std::string(slurm::kPreemptNoticeVar).c_str()) == "USR1") {
+    Result<bool> sends = job.SlurmctldSendsPreemptNotice();
+    preempt_notice = sends.has_value() && *sends;
+    if (!preempt_notice)
+      log("slurmctld does not signal preemptions (SlurmctldParameters lacks preempt_send_user_signal: "
+          "run `cedana slurm setup` on the controller); asking it about job {} twice a second instead", job_id);
+  }
   int64_t last_checkpoint_ms = r->value("checkpoint_duration_ms", int64_t{0});
   int unreachable_after_exit = 0;
-  auto last_poll = std::chrono::steady_clock::now() - std::chrono::seconds(10);
+  auto next_poll = std::chrono::steady_clock::now();
   for (;;) {
     if (g_term && !tried_term && !checkpointed) {
       tried_term = true;
       checkpointed = Checkpoint(socket, id, "SIGTERM", false, log).has_value();
     }
     if (g_term && checkpointed) return 0;
+    if (int sig = g_forward; sig != 0) {
+      g_forward = 0;
+      if (auto f = protocol::CallDaemon(socket, {{"op", "kill"}, {"id", id}, {"signal", sig}}); !f.has_value())
+        log("passing signal {} on to the workload failed: {}", sig, f.error().message());
+    }
     bool preempt = g_usr1 != 0;
     std::optional<JobState> state;
-    if (!checkpointed && std::chrono::steady_clock::now() - last_poll >= std::chrono::milliseconds(500)) {
-      last_poll = std::chrono::steady_clock::now();
+    if (!checkpointed && std::chrono::steady_clock::now() >= next_poll) {
       if (auto s = job.Load(); s.has_value()) state = *s;
       preempt = preempt || (state && state->preempted);
+      std::time_t acts_at = 0;
+      if (state && !tried_limit)
+        acts_at = TimeLimitActsAt({0, state->end_time, last_checkpoint_ms, requeue_asked, state->restart_count}, limits);
+      next_poll = std::chrono::steady_clock::now() + NextPollIn(preempt_notice, std::time(nullptr), acts_at);
     }
     if (preempt && !tried_preempt && !checkpointed) {
       tried_preempt = true;

@@ -1,5 +1,6 @@
 #include "slurm_bin/slurm_job.h"
 
+#include <cstring>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -30,6 +31,16 @@ Result<JobState> SlurmJob::Load() {
   }
   slurm_free_job_info_msg(msg);
   return state;
+}
+
+Result<bool> SlurmJob::SlurmctldSendsPreemptNotice() {
+  slurm_conf_t* conf = nullptr;
+  if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || conf == nullptr)
+    return UnavailableError(fmt::format("loading slurmctld's configuration: {}", slurm_strerror(slurm_get_errno())));
+  const bool sends = conf->slurmctld_params != nullptr &&
+                     std::strstr(conf->slurmctld_params, "preempt_send_user_signal") != nullptr;
+  slurm_free_ctl_conf(conf);
+  return sends;
 }
 
 Status SlurmJob::Requeue() {

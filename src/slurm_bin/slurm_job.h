@@ -23,6 +23,9 @@ class SlurmJob {
   Result<JobState> Load();
   // Puts the (running) job back into the queue, as `scontrol requeue` does; its owner may.
   Status Requeue();
+  // Whether slurmctld runs with preempt_send_user_signal (SlurmctldParameters): then a job
+  // with a --signal gets it when a preemption begins (job_polling.h). One RPC.
+  Result<bool> SlurmctldSendsPreemptNotice();
 
  private:
   uint32_t job_id_;

@@ -4,11 +4,22 @@
 
 namespace cedana::slurm_bin {
 
+namespace {
+int64_t LeadMs(const TimeLimitInput& in, const TimeLimitPolicy& policy) {
+  int64_t checkpoint_ms = in.last_checkpoint_ms > 0 ? in.last_checkpoint_ms : kUnmeasuredCheckpointMs;
+  return checkpoint_ms + int64_t{policy.margin_seconds} * 1000;
+}
+}  // namespace
+
+std::time_t TimeLimitActsAt(const TimeLimitInput& in, const TimeLimitPolicy& policy) {
+  if (in.end_time <= 0) return 0;
+  // Whole seconds, rounded down: DecideTimeLimit acts once end - now <= lead.
+  return in.end_time - static_cast<std::time_t>(LeadMs(in, policy) / 1000);
+}
+
 TimeLimitAction DecideTimeLimit(const TimeLimitInput& in, const TimeLimitPolicy& policy) {
   if (in.end_time <= 0) return TimeLimitAction::kWait;
-  int64_t checkpoint_ms = in.last_checkpoint_ms > 0 ? in.last_checkpoint_ms : kUnmeasuredCheckpointMs;
-  int64_t lead_ms = checkpoint_ms + int64_t{policy.margin_seconds} * 1000;
-  if ((static_cast<int64_t>(in.end_time) - static_cast<int64_t>(in.now)) * 1000 > lead_ms)
+  if ((static_cast<int64_t>(in.end_time) - static_cast<int64_t>(in.now)) * 1000 > LeadMs(in, policy))
     return TimeLimitAction::kWait;
   return WhyNoRequeue(in, policy).empty() && in.job_asks_requeue ? TimeLimitAction::kCheckpointAndRequeue
                                                                   : TimeLimitAction::kCheckpointAndRunOn;

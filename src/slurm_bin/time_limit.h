@@ -36,6 +36,8 @@ enum class TimeLimitAction {
 };
 
 TimeLimitAction DecideTimeLimit(const TimeLimitInput& in, const TimeLimitPolicy& policy);
+// The first time DecideTimeLimit stops waiting (in.now is not used); 0 for a job without a limit.
+std::time_t TimeLimitActsAt(const TimeLimitInput& in, const TimeLimitPolicy& policy);
 // Why a job that asked to be requeued is not (empty when it is, or did not ask).
 std::string WhyNoRequeue(const TimeLimitInput& in, const TimeLimitPolicy& policy);
 

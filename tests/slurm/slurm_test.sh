@@ -47,10 +47,20 @@ cd "$T"
 cp "$HERE/victim.sbatch" "$HERE/preemptor.sbatch" "$HERE/memjob.sbatch" .
 
 # --- the seeds' preemption scenario, word for word -------------------------------------------
+# job-info RPCs slurmctld has answered (sdiag): the proxies' questions about their jobs.
+job_info_rpcs() { sdiag 2>/dev/null | awk '/REQUEST_JOB_INFO_SINGLE/ {gsub(/[^0-9]/, "", $NF); print $NF; exit}'; }
 victim=$(submit -p debug -w compute-01 victim.sbatch)
 check "victim runs" wait_job_state "$victim" RUNNING 30
 check "victim counts" wait_for 30 counter_at_least victim.out 5
 check "victim runs under cedana (settings recovered from its #SBATCH lines)" grep -q "started under cedana" victim.err
+# SLURM tells the job of its preemption (SIGUSR1, preempt_send_user_signal): its proxy does not
+# ask slurmctld about it twice a second (which would be 20 RPCs in these 10 s).
+rpcs_before=$(job_info_rpcs)
+counter_before=$(last_counter victim.out)
+wait_for 30 counter_at_least victim.out $((counter_before + 10))
+rpcs_after=$(job_info_rpcs)
+check "the proxy asked slurmctld about its job at most twice while the job counted 10 s ($rpcs_before -> $rpcs_after)" \
+  test -n "$rpcs_before" -a $((${rpcs_after:-999} - ${rpcs_before:-0})) -le 2
 preemptor=$(submit -p high -w compute-01 --cpus-per-task="$(nproc)" preemptor.sbatch)
 check "victim checkpointed at preemption" wait_for 30 grep -q "taken on preemption" victim.err
 at_preempt=$(last_counter victim.out)
