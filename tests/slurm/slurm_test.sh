@@ -48,7 +48,7 @@ cp "$HERE/victim.sbatch" "$HERE/preemptor.sbatch" "$HERE/memjob.sbatch" .
 
 # --- the seeds' preemption scenario, word for word -------------------------------------------
 # job-info RPCs slurmctld has answered (sdiag): the proxies' questions about their jobs.
-job_info_rpcs() { sdiag 2>/dev/null | awk '/REQUEST_JOB_INFO_SINGLE/ {gsub(/[^0-9]/, "", $NF); print $NF; exit}'; }
+job_info_rpcs() { sdiag 2>/dev/null | grep -m1 'REQUEST_JOB_INFO_SINGLE' | grep -o 'count:[0-9]*' | cut -d: -f2; }
 victim=$(submit -p debug -w compute-01 victim.sbatch)
 check "victim runs" wait_job_state "$victim" RUNNING 30
 check "victim counts" wait_for 30 counter_at_least victim.out 5
