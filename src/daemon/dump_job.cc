@@ -22,7 +22,6 @@
 #include "daemon/tcp_policy.h"
 #include "engine/network_lock.h"
 #include "engine/process_tree.h"
-#include "engine/tcp_connections.h"
 #include "image/catalog.h"
 #include "image/image_creds.h"
 #include "image/pack.h"
@@ -234,20 +233,8 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   const std::optional<engine::RunAs> criu_identity = node.CriuIdentityFor(target.uid, target.gid);
   if (criu_identity && ::chown(images_dir.c_str(), target.uid, target.gid) != 0)
     return ErrnoStatus(errno, "giving the images dir " + images_dir + " to " + m.owner);
-  // Connected TCP sockets: read while the tree runs; it is frozen only by CRIU, which refuses
-  // any it was not told about (a connection made in between fails the dump, the tree runs on).
-  Result<std::vector<engine::TcpConnection>> connections = engine::TreeTcpConnections(target.pid);
-  if (!connections.has_value())
-    return connections.error().WithContext(fmt::format("listing the TCP connections of pid {}", target.pid));
-  Result<TcpDecision> decided = DecideTcp(*connections, outside_tcp);
-  if (!decided.has_value())
-    return decided.error().WithContext(fmt::format("checkpoint of pid {} refused", target.pid));
-  const TcpDecision tcp = *decided;
-  if (tcp.mode == TcpMode::kEstablished && criu_identity)
-    return FailedPreconditionError(fmt::format(
-        "checkpoint of pid {} refused: it holds TCP connections, whose checkpoint needs CRIU's "
-        "network lock, and CRIU runs as {} (unprivileged mode) without the right to set it",
-        target.pid, m.owner));
+  CEDANA_ASSIGN_OR_RETURN(const TcpDecision tcp,
+                          DecideTcpForTree(target.pid, outside_tcp, criu_identity.has_value()));
   if (tcp.mode != TcpMode::kNone) m.workload["tcp"] = TcpModeName(tcp.mode);
 
   // Without leave-running the tree is left *stopped* rather than killed: if packing or the

@@ -53,4 +53,19 @@ Result<TcpDecision> DecideTcp(const std::vector<engine::TcpConnection>& connecti
       engine::FormatEndpoint(first_outside->remote), engine::FormatEndpoint(first_outside->local)));
 }
 
+Result<TcpDecision> DecideTcpForTree(pid_t root, OutsideTcp outside, bool criu_unprivileged) {
+  Result<std::vector<engine::TcpConnection>> connections = engine::TreeTcpConnections(root);
+  if (!connections.has_value())
+    return connections.error().WithContext(fmt::format("listing the TCP connections of pid {}", root));
+  Result<TcpDecision> decided = DecideTcp(*connections, outside);
+  if (!decided.has_value())
+    return decided.error().WithContext(fmt::format("checkpoint of pid {} refused", root));
+  if (decided->mode == TcpMode::kEstablished && criu_unprivileged)
+    return FailedPreconditionError(fmt::format(
+        "checkpoint of pid {} refused: it holds TCP connections, whose checkpoint needs CRIU's "
+        "network lock, and CRIU runs as the job's owner (unprivileged mode) without the right to set it",
+        root));
+  return decided;
+}
+
 }  // namespace cedana::daemon

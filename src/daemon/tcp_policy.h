@@ -34,5 +34,10 @@ struct TcpDecision {
 };
 // kFailedPrecondition naming the first outside peer when `outside` refuses it.
 Result<TcpDecision> DecideTcp(const std::vector<engine::TcpConnection>& connections, OutsideTcp outside);
+// DecideTcp for the tree rooted at `root`, its connections read from /proc now (while it runs:
+// a connection made before CRIU freezes it fails the dump, and the tree runs on). With
+// `criu_unprivileged` (CRIU runs as the owner, without the right to set the network lock) a
+// tree whose connections would be restored established is refused.
+Result<TcpDecision> DecideTcpForTree(pid_t root, OutsideTcp outside, bool criu_unprivileged);
 
 }  // namespace cedana::daemon
