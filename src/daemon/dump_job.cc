@@ -181,6 +181,8 @@ std::string KernelRelease() {
 
 }  // namespace
 
+std::string DumpImagesName(const std::string& checkpoint_id) { return "dump-" + checkpoint_id; }
+
 Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions& options,
                             const DumpProgress& progress) {
   auto started = std::chrono::steady_clock::now();
@@ -222,7 +224,7 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   m.workload = target.workload;
   storage::CheckpointRef ref{m.owner, m.label, m.id};
 
-  const std::string images_name = "dump-" + m.id;
+  const std::string images_name = DumpImagesName(m.id);
   const std::string images_dir = cfg.work_dir + "/" + images_name;
   node.ClaimWorkDir(images_name);
   ScopeExit remove_images([&] {
@@ -280,7 +282,7 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
     }
     if (!options.leave_running) {
       // CRIU left the stopped tree's connections locked: the continued tree needs them.
-      UnlockConnections(images_dir, m.id, target.pid);
+      if (tcp.mode == TcpMode::kEstablished) UnlockConnections(images_dir, m.id, target.pid);
       int n = engine::SignalTree(target.pid, SIGCONT);
       log::Warn("dump: checkpoint {} failed; continued {} processes of pid {}", m.id, n,
                 target.pid);
@@ -376,7 +378,7 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
     (void)engine::WaitUntilGone(target.pid, std::chrono::seconds(2));
     // Both ends of every connection are gone with the tree: no peer to keep the lock for. A
     // peer outside keeps it, so that its connection is not reset before the restore.
-    if (tcp.all_internal) UnlockConnections(images_dir, m.id, 0);
+    if (tcp.mode == TcpMode::kEstablished && tcp.all_internal) UnlockConnections(images_dir, m.id, 0);
   }
   as_owner.emplace(store_uid, store_gid);
   if (Status s = image::ApplyRetention(*store, m.owner, m.label, cfg.checkpoint_keep); !s.ok())

@@ -34,6 +34,9 @@ struct DumpOutcome {
 // phase: "dumping", "packing", "committing"; done/total in bytes where known.
 using DumpProgress = std::function<void(const std::string& phase, uint64_t done, uint64_t total)>;
 
+// The name of a dump's images dir in the work dir: recovery finds CRIU's log there.
+std::string DumpImagesName(const std::string& checkpoint_id);
+
 Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions& options,
                             const DumpProgress& progress);
 

@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "daemon/abandoned_checkpoints.h"
 #include "daemon/caller_files.h"
+#include "daemon/dump_job.h"
 #include "daemon/dump_journal.h"
 #include "engine/network_lock.h"
 #include "engine/process_tree.h"
@@ -57,7 +58,7 @@ void RecoverDump(Node& node, const DumpIntent& d) {
   }
   if (alive && !d.leave_running) {
     // CRIU left the stopped tree's TCP sockets in repair mode and locked: undone first.
-    const std::string dump_log = node.config().work_dir + "/dump-" + d.checkpoint_id + "/dump.log";
+    const std::string dump_log = node.config().work_dir + "/" + DumpImagesName(d.checkpoint_id) + "/dump.log";
     if (Status s = engine::UndoLeftLock(dump_log, d.pid); !s.ok())
       log::Warn("recovery: checkpoint {}: undoing CRIU's network lock: {}", d.checkpoint_id, s.ToString());
   }

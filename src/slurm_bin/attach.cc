@@ -239,13 +239,14 @@ int RunAttach(const std::vector<std::string>& argv) {
         log("passing signal {} on to the workload failed: {}", sig, f.error().message());
     }
     bool preempt = g_usr1 != 0;
-    std::optional<JobState> state;
+    std::optional<TimeLimitInput> limit_in;  // set when the job was just asked about
     if (!checkpointed && std::chrono::steady_clock::now() >= next_poll) {
-      if (auto s = job.Load(); s.has_value()) state = *s;
-      preempt = preempt || (state && state->preempted);
-      std::time_t acts_at = 0;
-      if (state && !tried_limit)
-        acts_at = TimeLimitActsAt({0, state->end_time, last_checkpoint_ms, requeue_asked, state->restart_count}, limits);
+      if (auto s = job.Load(); s.has_value()) {
+        preempt = preempt || s->preempted;
+        limit_in = TimeLimitInput{std::time(nullptr), s->end_time, last_checkpoint_ms, requeue_asked,
+                                  s->restart_count};
+      }
+      const std::time_t acts_at = limit_in && !tried_limit ? TimeLimitActsAt(*limit_in, limits) : 0;
       next_poll = std::chrono::steady_clock::now() + NextPollIn(preempt_notice, std::time(nullptr), acts_at);
     }
     if (preempt && !tried_preempt && !checkpointed) {
@@ -254,9 +255,8 @@ int RunAttach(const std::vector<std::string>& argv) {
       // ends; a batch step that exited by itself would end the job instead.
       checkpointed = Checkpoint(socket, id, "preemption", false, log).has_value();
     }
-    if (state && !checkpointed && !tried_limit) {
-      TimeLimitInput in{std::time(nullptr), state->end_time, last_checkpoint_ms, requeue_asked,
-                        state->restart_count};
+    if (limit_in && !checkpointed && !tried_limit) {
+      const TimeLimitInput& in = *limit_in;
       TimeLimitAction action = DecideTimeLimit(in, limits);
       if (action != TimeLimitAction::kWait) {
         tried_limit = true;
@@ -271,7 +271,7 @@ int RunAttach(const std::vector<std::string>& argv) {
           checkpointed = true;
           if (Status q = job.Requeue(); q.ok())
             log("job {} requeued at its time limit (restart {} of at most {}); it resumes from the checkpoint",
-                job_id, state->restart_count + 1, limits.max_restarts);
+                job_id, in.restart_count + 1, limits.max_restarts);
           else
             log("requeueing at the time limit failed ({}); resubmit the job to resume it", q.message());
         }
