@@ -45,8 +45,11 @@ PACKAGES=(
   slurmdbd mariadb-server
   # nft: lifting the network lock CRIU leaves on a TCP-holding tree it left stopped
   nftables
-  # an MPI to launch with srun --mpi=pmi2 in the SLURM tests
-  mpich libmpich-dev
+  # the MPIs the tests launch: MPICH (also with srun --mpi=pmi2) and OpenMPI. With both
+  # installed the unsuffixed mpicc/mpirun name OpenMPI; the tests name each one (mpicc.mpich).
+  mpich libmpich-dev openmpi-bin libopenmpi-dev
+  # a real application for the SLURM tests: GROMACS (gmx, and gmx_mpi linked with OpenMPI)
+  gromacs
 )
 
 install_packages() {

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -26,6 +27,7 @@
 #include "daemon/tcp_policy.h"
 #include "engine/image_serve.h"
 #include "engine/process_tree.h"
+#include "engine/time_wait.h"
 #include "image/catalog.h"
 #include "image/image_creds.h"
 #include "image/lineage.h"
@@ -246,6 +248,14 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   });
   CEDANA_RETURN_IF_ERROR(node.records().Create(spec));
   if (streamed) CEDANA_RETURN_IF_ERROR(fs::WriteFileAtomic(node.records().VerifyingMarker(spec.id), m.id, 0600));
+
+  // The tree's own connections closed shortly before the checkpoint may hold its ports in
+  // TIME_WAIT, and CRIU could not bind them (engine/time_wait.h).
+  if (Result<int> ended = engine::EndTimeWait(m.workload.value("tcp_ports", std::set<uint16_t>{}));
+      !ended.has_value())
+    log::Warn("restore: checkpoint {}: clearing its TCP ports: {}", m.id, ended.error().ToString());
+  else if (*ended > 0)
+    log::Info("restore: checkpoint {}: ended {} TIME_WAIT sockets on its TCP ports", m.id, *ended);
 
   say("restoring", 0, 0);
   std::unique_ptr<ServedImages> served;

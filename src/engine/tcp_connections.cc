@@ -101,9 +101,25 @@ std::vector<TcpConnection> ConnectionsOf(const std::vector<TcpSocket>& sockets,
   return out;
 }
 
-Result<std::vector<TcpConnection>> TreeTcpConnections(pid_t root) {
-  CEDANA_ASSIGN_OR_RETURN(std::vector<pid_t> tree, ProcessTreeOf(root));
+std::set<uint16_t> LocalPortsOf(const std::vector<TcpSocket>& sockets, const std::set<uint64_t>& tree_inodes) {
+  std::set<uint16_t> out;
+  for (const TcpSocket& s : sockets)
+    if (s.inode != 0 && tree_inodes.count(s.inode) > 0 && s.local.port != 0) out.insert(s.local.port);
+  return out;
+}
+
+namespace {
+
+// The inodes of the sockets the tree rooted at `root` holds, and the TCP sockets of its network
+// namespace (/proc/<root>/net/tcp and tcp6).
+struct TreeSockets {
   std::set<uint64_t> inodes;
+  std::vector<TcpSocket> tcp;
+};
+
+Result<TreeSockets> ReadTreeSockets(pid_t root) {
+  CEDANA_ASSIGN_OR_RETURN(std::vector<pid_t> tree, ProcessTreeOf(root));
+  TreeSockets out;
   for (pid_t pid : tree) {
     const std::string fd_dir = fmt::format("/proc/{}/fd", pid);
     Result<std::vector<std::string>> fds = fs::ListDir(fd_dir);
@@ -115,10 +131,9 @@ Result<std::vector<TcpConnection>> TreeTcpConnections(pid_t root) {
       // "socket:[12345]"
       if (!ec && target.rfind("socket:[", 0) == 0 && target.back() == ']' &&
           std::from_chars(target.data() + 8, target.data() + target.size() - 1, inode).ec == std::errc())
-        inodes.insert(inode);
+        out.inodes.insert(inode);
     }
   }
-  std::vector<TcpSocket> sockets;
   for (bool ipv6 : {false, true}) {
     const std::string path = fmt::format("/proc/{}/net/tcp{}", root, ipv6 ? "6" : "");
     Result<std::string> text = fs::ReadFile(path);
@@ -127,9 +142,21 @@ Result<std::vector<TcpConnection>> TreeTcpConnections(pid_t root) {
       return text.error();
     }
     CEDANA_ASSIGN_OR_RETURN(std::vector<TcpSocket> part, ParseProcNetTcp(*text, ipv6));
-    sockets.insert(sockets.end(), part.begin(), part.end());
+    out.tcp.insert(out.tcp.end(), part.begin(), part.end());
   }
-  return ConnectionsOf(sockets, inodes);
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<TcpConnection>> TreeTcpConnections(pid_t root) {
+  CEDANA_ASSIGN_OR_RETURN(TreeSockets sockets, ReadTreeSockets(root));
+  return ConnectionsOf(sockets.tcp, sockets.inodes);
+}
+
+Result<std::set<uint16_t>> TreeTcpPorts(pid_t root) {
+  CEDANA_ASSIGN_OR_RETURN(TreeSockets sockets, ReadTreeSockets(root));
+  return LocalPortsOf(sockets.tcp, sockets.inodes);
 }
 
 }  // namespace cedana::engine

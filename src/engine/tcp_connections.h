@@ -42,8 +42,14 @@ struct TcpConnection {
 std::vector<TcpConnection> ConnectionsOf(const std::vector<TcpSocket>& sockets,
                                          const std::set<uint64_t>& tree_inodes);
 
+// The local ports of the TCP sockets among `sockets` whose inode is one of `tree_inodes`
+// (listening, connected or only bound): the ports a restore binds again.
+std::set<uint16_t> LocalPortsOf(const std::vector<TcpSocket>& sockets, const std::set<uint64_t>& tree_inodes);
+
 // The connected TCP sockets of the tree rooted at `root`, from /proc (the tree's network
 // namespace's /proc/<root>/net/tcp and tcp6, and each process's socket descriptors).
 Result<std::vector<TcpConnection>> TreeTcpConnections(pid_t root);
+// LocalPortsOf the tree rooted at `root`, from /proc likewise.
+Result<std::set<uint16_t>> TreeTcpPorts(pid_t root);
 
 }  // namespace cedana::engine

@@ -59,5 +59,17 @@ TEST(TcpConnectionsTest, ConnectionsAreInternalOnlyWhenTheTreeHoldsBothEnds) {
   EXPECT_EQ(FormatEndpoint(conns[3].remote), "127.0.0.1:52000");
 }
 
+TEST(TcpConnectionsTest, LocalPortsAreTheTreesBoundPorts) {
+  std::vector<TcpSocket> net = {
+      {1, {"0.0.0.0", 4000}, {"0.0.0.0", 0}, 10},          // the tree's listener
+      {2, {"127.0.0.1", 51000}, {"127.0.0.1", 80}, 1},     // its connection
+      {3, {"0.0.0.0", 4003}, {"0.0.0.0", 0}, 7},           // bound, not listening
+      {4, {"0.0.0.0", 0}, {"0.0.0.0", 0}, 7},              // unbound: no port
+      {9, {"0.0.0.0", 5000}, {"0.0.0.0", 0}, 10},          // another process's
+      {0, {"127.0.0.1", 4000}, {"127.0.0.1", 52000}, 6},   // TIME_WAIT: nobody's
+  };
+  EXPECT_EQ(LocalPortsOf(net, {1, 2, 3, 4}), (std::set<uint16_t>{4000, 4003, 51000}));
+}
+
 }  // namespace
 }  // namespace cedana::engine

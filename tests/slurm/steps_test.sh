@@ -29,7 +29,7 @@ cluster_start || { say "cannot start the SLURM cluster"; exit 1; }
 start_node_daemon "$T/daemon.out" || { say "cannot start the node daemon"; cat "$T/daemon.out" >&2; exit 1; }
 install_cedana_slurm || { say "plugin install / slurm setup failed"; exit 1; }
 cd "$T"
-mpicc -O2 -o mpi_allreduce "$ROOT/tests/workloads/mpi_allreduce.c" || { say "mpicc failed (is mpich installed?)"; exit 1; }
+mpicc.mpich -O2 -o mpi_allreduce "$ROOT/tests/workloads/mpi_allreduce.c" || { say "mpicc failed (is mpich installed?)"; exit 1; }
 
 # The steps every variant runs. What a step prints that differs between two jobs anyway (job
 # and step ids, the proxy's own variables) is normalised, so the files compare line by line.
