@@ -46,8 +46,18 @@ int TaskInit(spank_t sp, int ac, char** av) {
   if (spank_getenv(sp, "CEDANA_ENABLE", enable, sizeof enable) != ESPANK_SUCCESS || !IsTrue(enable))
     return ESPANK_SUCCESS;  // not enabled: the job runs exactly as without the plugin
   uint32_t step = 0;
-  if (spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS || step != SLURM_BATCH_SCRIPT)
-    return ESPANK_SUCCESS;  // batch step only for now; srun steps run unmanaged
+  if (spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS) return ESPANK_SUCCESS;
+  if (step != SLURM_BATCH_SCRIPT) {
+    // An srun step runs unmanaged, outside the workload's PID namespace: what the node daemon
+    // set for that namespace only (CEDANA_ADDED_ENV, comma-separated names) is taken out again.
+    char added[256] = "";
+    if (spank_getenv(sp, "CEDANA_ADDED_ENV", added, sizeof added) == ESPANK_SUCCESS) {
+      for (char* save = nullptr, *name = strtok_r(added, ",", &save); name; name = strtok_r(nullptr, ",", &save))
+        spank_unsetenv(sp, name);
+      spank_unsetenv(sp, "CEDANA_ADDED_ENV");
+    }
+    return ESPANK_SUCCESS;
+  }
   std::string proxy = ProxyPath(ac, av);
   if (::access(proxy.c_str(), X_OK) != 0) {
     slurm_error("spank/cedana: %s is not executable; job runs without checkpointing", proxy.c_str());

@@ -15,6 +15,7 @@ std::string_view CodeName(Code code) {
     case Code::kAborted: return "aborted";
     case Code::kDeadlineExceeded: return "deadline exceeded";
     case Code::kPermissionDenied: return "permission denied";
+    case Code::kUnsupported: return "unsupported";
     case Code::kInternal: return "internal";
   }
   return "unknown";
@@ -43,6 +44,7 @@ Status UnavailableError(std::string m) { return {Code::kUnavailable, std::move(m
 Status AbortedError(std::string m) { return {Code::kAborted, std::move(m)}; }
 Status DeadlineExceededError(std::string m) { return {Code::kDeadlineExceeded, std::move(m)}; }
 Status PermissionDeniedError(std::string m) { return {Code::kPermissionDenied, std::move(m)}; }
+Status UnsupportedError(std::string m) { return {Code::kUnsupported, std::move(m)}; }
 Status InternalError(std::string m) { return {Code::kInternal, std::move(m)}; }
 
 Status ErrnoStatus(int err, std::string message) {

@@ -22,7 +22,8 @@ enum class Code {
   kAborted,             // retry the whole operation
   kDeadlineExceeded,    // it took too long and was stopped
   kPermissionDenied,    // not allowed for this caller
-  kInternal,            // our bug
+  kUnsupported,         // cannot be done for what it is asked on (a checkpoint refused)
+  kInternal,            // our bug (last: the wire decodes codes up to it)
 };
 
 std::string_view CodeName(Code code);
@@ -60,6 +61,7 @@ Status UnavailableError(std::string message);
 Status AbortedError(std::string message);
 Status DeadlineExceededError(std::string message);
 Status PermissionDeniedError(std::string message);
+Status UnsupportedError(std::string message);
 Status InternalError(std::string message);
 // A failed syscall: "<message>: <strerror(err)>", code chosen from errno (ENOENT -> kNotFound,
 // EACCES/EPERM -> kPermissionDenied, EEXIST -> kAlreadyExists, EAGAIN/EINTR -> kUnavailable...).

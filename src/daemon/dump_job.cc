@@ -331,8 +331,9 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
 
   // What CRIU recorded is what a restore recreates: a tree that held more than its owner's
   // identity (setuid, setgid, file capabilities) does not become the owner's checkpoint (D8).
-  CEDANA_RETURN_IF_ERROR(image::CheckImagesOwnedBy(images_dir, target.uid, target.gid))
-      << "checkpoint of pid " << target.pid << " refused";
+  if (Status owned = image::CheckImagesOwnedBy(images_dir, target.uid, target.gid); !owned.ok())
+    return Status(owned.code() == Code::kPermissionDenied ? Code::kUnsupported : owned.code(),
+                  fmt::format("pid {}: {}", target.pid, owned.message()));
 
   // The pack's threads are created below and inherit this thread's file-system identity.
   std::optional<AsFileUser> as_owner(std::in_place, store_uid, store_gid);

@@ -144,13 +144,17 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
   spec.unprivileged = node.RunsAsOwner(caller.uid);
   // In its own PID namespace the workload still sees the node's /proc, where its own pids name
   // other processes. UCX (MPICH's and OpenMPI's transport) opens a peer rank's shared memory
-  // through /proc/<peer pid>/fd unless told to use the segment's name: MPI_Init failed. Not for
-  // a SLURM job: its environment reaches its srun steps, which must see exactly what they see
-  // without cedana (docs/workloads.md says what such a job sets itself).
+  // through /proc/<peer pid>/fd unless told to use the segment's name: MPI_Init failed, or a
+  // rank crashed. A SLURM job's srun steps run outside the namespace and must see the
+  // environment they see without cedana: CEDANA_ADDED_ENV names what spank/cedana removes
+  // from their tasks' environment again.
   const bool ucx_set = std::any_of(spec.env.begin(), spec.env.end(), [](const std::string& e) {
     return e.rfind("UCX_POSIX_USE_PROC_LINK=", 0) == 0;
   });
-  if (!spec.unprivileged && req.job_id.empty() && !ucx_set) spec.env.push_back("UCX_POSIX_USE_PROC_LINK=n");
+  if (!spec.unprivileged && !ucx_set) {
+    spec.env.push_back("UCX_POSIX_USE_PROC_LINK=n");
+    spec.env.push_back("CEDANA_ADDED_ENV=UCX_POSIX_USE_PROC_LINK");
+  }
   spec.job_id = req.job_id;
   spec.created_at_ms = NowMs();
   spec.stdout_path = req.stdout_path;

@@ -45,7 +45,7 @@ Result<TcpDecision> DecideTcp(const std::vector<engine::TcpConnection>& connecti
     d.mode = TcpMode::kClose;
     return d;
   }
-  return FailedPreconditionError(fmt::format(
+  return UnsupportedError(fmt::format(
       "TCP connection to {} (from {}) is outside the job: checkpoint.tcp is refuse; set it (or "
       "the job's CEDANA_CHECKPOINT_TCP) to close (restored closed: the program sees a reset) or "
       "established (restored connected, on the same node only), or dump with --tcp-close or "
@@ -59,10 +59,10 @@ Result<TcpDecision> DecideTcpForTree(pid_t root, OutsideTcp outside, bool criu_u
     return connections.error().WithContext(fmt::format("listing the TCP connections of pid {}", root));
   Result<TcpDecision> decided = DecideTcp(*connections, outside);
   if (!decided.has_value())
-    return decided.error().WithContext(fmt::format("checkpoint of pid {} refused", root));
+    return decided.error().WithContext(fmt::format("pid {}", root));
   if (decided->mode == TcpMode::kEstablished && criu_unprivileged)
-    return FailedPreconditionError(fmt::format(
-        "checkpoint of pid {} refused: it holds TCP connections, whose checkpoint needs CRIU's "
+    return UnsupportedError(fmt::format(
+        "pid {}: it holds TCP connections, whose checkpoint needs CRIU's "
         "network lock, and CRIU runs as the job's owner (unprivileged mode) without the right to set it",
         root));
   return decided;

@@ -32,7 +32,7 @@ struct TcpDecision {
   TcpMode mode = TcpMode::kNone;
   bool all_internal = true;  // no peer outside the tree: nothing to keep the lock for
 };
-// kFailedPrecondition naming the first outside peer when `outside` refuses it.
+// kUnsupported naming the first outside peer when `outside` refuses it.
 Result<TcpDecision> DecideTcp(const std::vector<engine::TcpConnection>& connections, OutsideTcp outside);
 // DecideTcp for the tree rooted at `root`, its connections read from /proc now (while it runs:
 // a connection made before CRIU freezes it fails the dump, and the tree runs on). With

@@ -19,6 +19,7 @@ Code CodeOfHttp(long status) {
   if (status == 404) return Code::kNotFound;
   if (status == 409) return Code::kFailedPrecondition;
   if (status == 400) return Code::kInvalidArgument;
+  if (status == 422) return Code::kUnsupported;
   if (status >= 500) return Code::kUnavailable;
   return Code::kInternal;
 }

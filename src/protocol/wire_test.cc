@@ -28,6 +28,15 @@ TEST(WireTest, MessagesRoundTripOverASocket) {
   EXPECT_EQ(end.error().code(), Code::kUnavailable);
 }
 
+TEST(WireTest, EveryCodeCrossesTheWire) {
+  for (int c = 1; c <= static_cast<int>(Code::kInternal); ++c) {
+    Status sent(static_cast<Code>(c), "why");
+    Status got = StatusFromResult(ErrorResult(sent));
+    EXPECT_EQ(got.code(), sent.code()) << CodeName(sent.code());
+    EXPECT_EQ(got.message(), "why");
+  }
+}
+
 TEST(WireTest, MalformedLineIsInvalidArgument) {
   int sv[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);

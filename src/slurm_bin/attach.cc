@@ -137,7 +137,13 @@ std::optional<int64_t> Checkpoint(const std::string& socket, const std::string& 
   auto r = protocol::CallDaemon(socket, {{"op", "dump"}, {"id", id}, {"leave_running", leave_running}});
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!r.has_value()) {
-    log("checkpoint on {} failed after {:.1f} s: {}", why, secs, r.error().message());
+    // Something in the job cannot be checkpointed: trying again will not help, so say what
+    // and where, and what happens to the job instead.
+    if (r.error().code() == Code::kUnsupported)
+      log("checkpoint refused: {} (on {}; the job runs on until SLURM ends it, and then starts "
+          "from its newest checkpoint, or fresh)", r.error().message(), why);
+    else
+      log("checkpoint on {} failed after {:.1f} s: {}", why, secs, r.error().message());
     return std::nullopt;
   }
   const auto& c = (*r)["checkpoint"];

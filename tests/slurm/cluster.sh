@@ -9,6 +9,9 @@
 # CLUSTER_ACCOUNTING=1 adds job accounting (slurmdbd and MariaDB, tests/slurm/accounting.sh), so
 # that `sacct` answers.
 #
+# CLUSTER_CPUS=N makes each node declare N CPUs (default: the machine's), so that many jobs fit
+# on this small machine at once (slurmd then takes the configured count: config_overrides).
+#
 # CLUSTER_NODES=2 adds a second node, compute-02, on this same machine: SLURM's
 # multiple-slurmd mode is not compiled into Debian's slurmd, so compute-02's slurmd runs in a
 # network namespace (cedana-b, 10.77.0.2, joined to the host's 10.77.0.1 by a veth pair) and a
@@ -29,8 +32,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/accounting.sh"
 _cluster_log() { printf 'cluster: %s\n' "$*" >&2; }
 
 cluster_write_conf() {
-  local cpus proctrack task
-  cpus=$(nproc)
+  local cpus proctrack task overrides=
+  cpus=${CLUSTER_CPUS:-$(nproc)}
+  [ "$cpus" -gt "$(nproc)" ] && overrides=SlurmdParameters=config_overrides
   case "${CLUSTER_PROCTRACK:-linuxproc}" in
     cgroup) proctrack=proctrack/cgroup; task=task/affinity,task/cgroup
             [ -f /etc/slurm/cgroup.conf ] || { : >/etc/slurm/cgroup.conf; CLUSTER_CREATED_CGROUP_CONF=1; } ;;
@@ -68,6 +72,7 @@ JobRequeue=1
 PreemptType=preempt/partition_prio
 PreemptMode=REQUEUE
 SchedulerParameters=preempt_reorder_count=100,preempt_strict_order
+$overrides
 NodeName=$CLUSTER_NODE NodeHostname=$(hostname) NodeAddr=$ctl_addr CPUs=$cpus State=UNKNOWN
 $node_b
 PartitionName=debug Nodes=$nodes Default=YES MaxTime=INFINITE State=UP PreemptMode=REQUEUE PriorityTier=1 GraceTime=15

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """A client of a server outside the job (port in argv): every 0.1 s it sends its tick and
 prints "tick N" once the server echoes it. When the connection breaks it says so ("lost: ...")
-and connects again, as a client that survives its server's restarts does."""
+and connects again, as a client that survives its server's restarts does. With a count
+(argv[2]), it prints "done" after that many ticks and ends."""
 import socket
 import sys
 import time
 
 port = int(sys.argv[1])
+ticks = int(sys.argv[2]) if len(sys.argv) > 2 else None
 
 
 def connect():
@@ -16,7 +18,7 @@ def connect():
 
 conn, reader = connect()
 n = 0
-while True:
+while ticks is None or n < ticks:
     try:
         conn.sendall(f"{n}\n".encode())
         echoed = reader.readline()
@@ -29,3 +31,4 @@ while True:
         conn, reader = connect()
         print("reconnected", flush=True)
     time.sleep(0.1)
+print("done", flush=True)

@@ -45,6 +45,7 @@ int ApiServer::HttpStatusOf(Code code) {
     case Code::kAlreadyExists:
     case Code::kFailedPrecondition:
     case Code::kAborted: return 409;
+    case Code::kUnsupported: return 422;
     case Code::kUnavailable: return 503;
     case Code::kDeadlineExceeded: return 504;
     case Code::kInternal: return 500;
