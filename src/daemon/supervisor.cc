@@ -97,13 +97,6 @@ Result<pid_t> StartWorkload(const WorkloadSpec& spec, Pipes& pipes) {
   if (::pipe2(err_pipe, O_CLOEXEC) != 0) return ErrnoStatus(errno, "creating exec pipe");
   UniqueFd err_r(err_pipe[0]), err_w(err_pipe[1]);
   UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-  // In a new PID namespace the workload's processes would get pids 2, 3, ... as every other
-  // workload's do, and programs that name files in /tmp or /dev/shm after a pid (OpenMPI's
-  // session dirs, PMIx's locks) would share them between two jobs on the node. Its pids start
-  // after this supervisor's own pid instead, which no other live workload starts after.
-  char last_pid[24];
-  const int last_pid_len = std::snprintf(last_pid, sizeof last_pid, "%d", static_cast<int>(::getpid()));
-
   // Its own PID namespace, so that a restore gets the same pids wherever it runs, and its own
   // IPC namespace, because CRIU dumps SysV shared memory, semaphores and message queues only
   // as a whole namespace (MPI libraries share memory between ranks that way).
@@ -120,12 +113,6 @@ Result<pid_t> StartWorkload(const WorkloadSpec& spec, Pipes& pipes) {
       ::_exit(127);
     };
     ::setsid();
-    if (!spec.unprivileged) {  // the sysctl applies to the writer's (new) PID namespace
-      int fd = ::open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
-      if (fd >= 0 && ::write(fd, last_pid, last_pid_len) < 0) {
-      }
-      if (fd >= 0) ::close(fd);
-    }
     if (::dup2(devnull.get(), 0) < 0 || ::dup2(pipes.out_w.get(), 1) < 0 ||
         ::dup2(pipes.err_w.get(), 2) < 0)
       fail("redirecting stdio");

