@@ -50,15 +50,7 @@ stop_daemon
 start_daemon || exit 1
 
 # --- a server outside the workload --------------------------------------------------------------
-python3 - "$PORT" <<'PY' &
-import socketserver, sys
-class Echo(socketserver.StreamRequestHandler):
-    def handle(self):
-        for line in self.rfile:
-            self.wfile.write(line)
-socketserver.ThreadingTCPServer.allow_reuse_address = True
-socketserver.ThreadingTCPServer(("127.0.0.1", int(sys.argv[1])), Echo).serve_forever()
-PY
+python3 "$WORKLOADS/echo_server.py" "$PORT" &
 server=$!
 CLEANUPS+=("kill $server")
 wait_for 10 bash -c "ss -Hltn 'sport = :$PORT' | grep -q ."

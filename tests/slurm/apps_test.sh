@@ -91,15 +91,7 @@ check "uninterrupted: GROMACS serial and 2-rank results, the ring's ($ring_diges
 
 # A server outside every job: echoes each line it gets.
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-python3 - "$PORT" <<'PY' &
-import socketserver, sys
-class Echo(socketserver.StreamRequestHandler):
-    def handle(self):
-        for line in self.rfile:
-            self.wfile.write(line)
-socketserver.ThreadingTCPServer.allow_reuse_address = True
-socketserver.ThreadingTCPServer(("127.0.0.1", int(sys.argv[1])), Echo).serve_forever()
-PY
+python3 "$WORKLOADS/echo_server.py" "$PORT" &
 SERVER_PID=$!
 
 # --- the cluster, cedana on it, and the jobs ------------------------------------------------
