@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -23,7 +22,6 @@
 #include "daemon/tcp_policy.h"
 #include "engine/network_lock.h"
 #include "engine/process_tree.h"
-#include "engine/tcp_connections.h"
 #include "image/catalog.h"
 #include "image/image_creds.h"
 #include "image/pack.h"
@@ -240,11 +238,8 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   CEDANA_ASSIGN_OR_RETURN(const TcpDecision tcp,
                           DecideTcpForTree(target.pid, outside_tcp, criu_identity.has_value()));
   if (tcp.mode != TcpMode::kNone) m.workload["tcp"] = TcpModeName(tcp.mode);
-  // The ports a restore binds again: a restore on this node clears them of TIME_WAIT sockets.
-  if (Result<std::set<uint16_t>> ports = engine::TreeTcpPorts(target.pid); !ports.has_value())
-    log::Warn("dump: checkpoint {}: listing the tree's TCP ports: {}", m.id, ports.error().ToString());
-  else if (!ports->empty())
-    m.workload["tcp_ports"] = *ports;
+  // The ports a restore binds again, and first clears of TIME_WAIT sockets (engine/time_wait.h).
+  if (!tcp.ports.empty()) m.workload["tcp_ports"] = tcp.ports;
 
   // Without leave-running the tree is left *stopped* rather than killed: if packing or the
   // upload fails we can still continue it; it is killed only once the checkpoint is committed.

@@ -97,6 +97,7 @@ Result<pid_t> StartWorkload(const WorkloadSpec& spec, Pipes& pipes) {
   if (::pipe2(err_pipe, O_CLOEXEC) != 0) return ErrnoStatus(errno, "creating exec pipe");
   UniqueFd err_r(err_pipe[0]), err_w(err_pipe[1]);
   UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+
   // Its own PID namespace, so that a restore gets the same pids wherever it runs, and its own
   // IPC namespace, because CRIU dumps SysV shared memory, semaphores and message queues only
   // as a whole namespace (MPI libraries share memory between ranks that way).

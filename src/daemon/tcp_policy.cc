@@ -54,10 +54,10 @@ Result<TcpDecision> DecideTcp(const std::vector<engine::TcpConnection>& connecti
 }
 
 Result<TcpDecision> DecideTcpForTree(pid_t root, OutsideTcp outside, bool criu_unprivileged) {
-  Result<std::vector<engine::TcpConnection>> connections = engine::TreeTcpConnections(root);
-  if (!connections.has_value())
-    return connections.error().WithContext(fmt::format("listing the TCP connections of pid {}", root));
-  Result<TcpDecision> decided = DecideTcp(*connections, outside);
+  Result<engine::TreeTcp> sockets = engine::ReadTreeTcp(root);
+  if (!sockets.has_value())
+    return sockets.error().WithContext(fmt::format("listing the TCP sockets of pid {}", root));
+  Result<TcpDecision> decided = DecideTcp(sockets->connections, outside);
   if (!decided.has_value())
     return decided.error().WithContext(fmt::format("pid {}", root));
   if (decided->mode == TcpMode::kEstablished && criu_unprivileged)
@@ -65,6 +65,7 @@ Result<TcpDecision> DecideTcpForTree(pid_t root, OutsideTcp outside, bool criu_u
         "pid {}: it holds TCP connections, whose checkpoint needs CRIU's "
         "network lock, and CRIU runs as the job's owner (unprivileged mode) without the right to set it",
         root));
+  decided->ports = std::move(sockets->local_ports);
   return decided;
 }
 

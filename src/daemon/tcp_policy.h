@@ -11,6 +11,8 @@
 // CRIU applies one mode to a whole tree, so with `close` an internal connection is closed too.
 #pragma once
 
+#include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,11 +33,13 @@ Result<TcpMode> ParseTcpModeName(const std::string& name);  // from a manifest
 struct TcpDecision {
   TcpMode mode = TcpMode::kNone;
   bool all_internal = true;  // no peer outside the tree: nothing to keep the lock for
+  std::set<uint16_t> ports;  // the tree's bound local ports, which a restore binds again
 };
 // kUnsupported naming the first outside peer when `outside` refuses it.
 Result<TcpDecision> DecideTcp(const std::vector<engine::TcpConnection>& connections, OutsideTcp outside);
-// DecideTcp for the tree rooted at `root`, its connections read from /proc now (while it runs:
-// a connection made before CRIU freezes it fails the dump, and the tree runs on). With
+// DecideTcp for the tree rooted at `root`, its sockets read from /proc now (while it runs: a
+// connection made before CRIU freezes it fails the dump, and the tree runs on), with its
+// ports. With
 // `criu_unprivileged` (CRIU runs as the owner, without the right to set the network lock) a
 // tree whose connections would be restored established is refused.
 Result<TcpDecision> DecideTcpForTree(pid_t root, OutsideTcp outside, bool criu_unprivileged);

@@ -149,14 +149,9 @@ Result<TreeSockets> ReadTreeSockets(pid_t root) {
 
 }  // namespace
 
-Result<std::vector<TcpConnection>> TreeTcpConnections(pid_t root) {
+Result<TreeTcp> ReadTreeTcp(pid_t root) {
   CEDANA_ASSIGN_OR_RETURN(TreeSockets sockets, ReadTreeSockets(root));
-  return ConnectionsOf(sockets.tcp, sockets.inodes);
-}
-
-Result<std::set<uint16_t>> TreeTcpPorts(pid_t root) {
-  CEDANA_ASSIGN_OR_RETURN(TreeSockets sockets, ReadTreeSockets(root));
-  return LocalPortsOf(sockets.tcp, sockets.inodes);
+  return TreeTcp{ConnectionsOf(sockets.tcp, sockets.inodes), LocalPortsOf(sockets.tcp, sockets.inodes)};
 }
 
 }  // namespace cedana::engine

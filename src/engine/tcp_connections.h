@@ -46,10 +46,12 @@ std::vector<TcpConnection> ConnectionsOf(const std::vector<TcpSocket>& sockets,
 // (listening, connected or only bound): the ports a restore binds again.
 std::set<uint16_t> LocalPortsOf(const std::vector<TcpSocket>& sockets, const std::set<uint64_t>& tree_inodes);
 
-// The connected TCP sockets of the tree rooted at `root`, from /proc (the tree's network
+// The TCP sockets of the tree rooted at `root`, from one read of /proc (the tree's network
 // namespace's /proc/<root>/net/tcp and tcp6, and each process's socket descriptors).
-Result<std::vector<TcpConnection>> TreeTcpConnections(pid_t root);
-// LocalPortsOf the tree rooted at `root`, from /proc likewise.
-Result<std::set<uint16_t>> TreeTcpPorts(pid_t root);
+struct TreeTcp {
+  std::vector<TcpConnection> connections;  // ConnectionsOf
+  std::set<uint16_t> local_ports;          // LocalPortsOf
+};
+Result<TreeTcp> ReadTreeTcp(pid_t root);
 
 }  // namespace cedana::engine

@@ -31,6 +31,7 @@ TEST(WireTest, MessagesRoundTripOverASocket) {
 TEST(WireTest, EveryCodeCrossesTheWire) {
   for (int c = 1; c <= static_cast<int>(Code::kInternal); ++c) {
     Status sent(static_cast<Code>(c), "why");
+    EXPECT_NE(CodeName(sent.code()), "unknown") << "code " << c << " has no name on the wire";
     Status got = StatusFromResult(ErrorResult(sent));
     EXPECT_EQ(got.code(), sent.code()) << CodeName(sent.code());
     EXPECT_EQ(got.message(), "why");
