@@ -74,11 +74,20 @@ until grep -q "resumed from checkpoint" victim.err 2>/dev/null; do sleep 0.5; do
 sleep 4
 squeue
 echo "--- victim.err"; cat victim.err
-echo "--- victim.out (SLURM truncated it at the requeue)"; head -n 6 victim.out
-
-FIRST=$(grep -o 'Counter: [0-9]*' victim.out | head -n1)
-if [ -n "$FIRST" ] && [ "${FIRST#Counter: }" -ge "${AT#Counter: }" ] && ! grep -q "Counter: 0$" victim.out; then
-  bold "OK: preempted at '$AT', resumed at '$FIRST': the victim went on from its checkpoint, not from 0"
+# The seeds' preemptor writes to victim.out too (as a job without cedana it emptied the file when
+# it started); the resumed victim appended its lines after the preemptor's.
+echo "--- victim.out: the preemptor's lines, then the resumed victim's"; head -n 3 victim.out; echo ...; tail -n 3 victim.out
+# The victim's first counter after the preemptor's 0..K, if the rest counts on from there.
+FIRST=$(python3 - "${AT#Counter: }" <<'PY'
+import re, sys
+at = int(sys.argv[1])
+n = [int(x) for x in re.findall(r"^Counter: (\d+)$", open("victim.out").read(), re.M)]
+print(next((n[i] for i in range(len(n)) if n[:i] == list(range(i)) and n[i] in (at, at + 1)
+            and n[i:] == list(range(n[i], n[i] + len(n) - i))), ""))
+PY
+)
+if [ -n "$FIRST" ] && [ "$FIRST" -ge "${AT#Counter: }" ] && ! grep -q "Starting victim" victim.out; then
+  bold "OK: preempted at '$AT', resumed at 'Counter: $FIRST': the victim went on from its checkpoint, not from 0"
 else
   bold "FAILED: the victim did not resume from its checkpoint"; exit 1
 fi

@@ -23,6 +23,16 @@ export function time(ms) {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }
 
+// 1234 -> "1.2 s", 45000 -> "45 s", 90500 -> "1 min 31 s": a duration given in milliseconds.
+export function seconds(ms) {
+  const v = Number(ms);
+  if (ms === undefined || ms === null || !Number.isFinite(v) || v < 0) return '—';
+  if (v < 10000) return `${(v / 1000).toFixed(1)} s`;
+  if (v < 60000) return `${Math.round(v / 1000)} s`;
+  const s = Math.round(v / 1000);
+  return `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+
 export function clock(ms) {
   const d = new Date(Number(ms));
   return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;

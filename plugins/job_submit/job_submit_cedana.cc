@@ -7,7 +7,11 @@
 // without a --signal of its own gets SLURM's notice of preemption: SIGUSR1 to its batch step
 // when a preemption begins (with SlurmctldParameters=preempt_send_user_signal, which `cedana
 // slurm setup` adds; never before its time limit), marked CEDANA_PREEMPT_NOTICE=USR1 for the
-// job proxy, which then need not ask slurmctld about its job twice a second.
+// job proxy, which then need not ask slurmctld about its job twice a second. An enabled job
+// whose owner did not choose an open mode (and whose site does not append by default) has its
+// output opened in append mode, marked CEDANA_OUTPUT_APPEND=1: SLURM truncates a requeued job's
+// output files when it starts again, and a resumed job's output would lose all it printed
+// before; the proxy truncates them at the job's first start instead.
 // Quick and without I/O (it runs inside slurmctld's submission path); never throws.
 #include <csignal>
 #include <cstdarg>
@@ -39,6 +43,7 @@ void slurm_info(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void slurm_error(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 char* slurm_xstrdup(const char* str);
 int slurm_env_array_overwrite(char*** array_ptr, const char* name, const char* value);
+extern slurm_conf_t slurm_conf;
 
 CEDANA_PLUGIN_EXPORT extern const char plugin_name[] = "cedana job submit plugin";
 CEDANA_PLUGIN_EXPORT extern const char plugin_type[] = "job_submit/cedana";
@@ -83,6 +88,11 @@ int Submit(job_desc_msg_t* job, uint32_t submit_uid, char** err_msg) {
     job->warn_flags = KILL_JOB_BATCH;  // the batch step (the proxy) only, as --signal=B:
     job->warn_time = 0;                // at a preemption only, not before the time limit
     slurm_env_array_overwrite(&job->environment, std::string(kPreemptNoticeVar).c_str(), "USR1");
+    job->env_size = CountEnv(job->environment);
+  }
+  if (merged.enable && job->open_mode == 0 && slurm_conf.job_file_append == 0) {
+    job->open_mode = OPEN_MODE_APPEND;
+    slurm_env_array_overwrite(&job->environment, std::string(kOutputAppendVar).c_str(), "1");
     job->env_size = CountEnv(job->environment);
   }
 

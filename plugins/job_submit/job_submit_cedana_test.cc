@@ -43,6 +43,7 @@ void slurm_error(const char* fmt, ...) {
   va_end(ap);
 }
 char* slurm_xstrdup(const char* str) { return str ? strdup(str) : nullptr; }
+slurm_conf_t slurm_conf;  // slurmctld's configuration: JobFileAppend=0 unless a test sets it
 // Same contract as SLURM's env_array_overwrite: replace NAME=... or append; NULL-terminated.
 int slurm_env_array_overwrite(char*** array_ptr, const char* name, const char* value) {
   std::string entry = std::string(name) + "=" + value;
@@ -135,8 +136,8 @@ TEST_F(JobSubmitPlugin, VictimScriptGetsCedanaEnableBack) {
   ASSERT_EQ(submit_(&job, 1000, &err_), SLURM_SUCCESS);
   EXPECT_EQ(err_, nullptr);
   EXPECT_EQ(Env(job), (std::vector<std::string>{"CEDANA_CHECKPOINT=victim", "SLURM_GET_USER_ENV=1",
-                                                "CEDANA_PREEMPT_NOTICE=USR1", "CEDANA_ENABLE=1",
-                                                "CEDANA_RECOVERED=CEDANA_ENABLE=1"}));
+                                                "CEDANA_PREEMPT_NOTICE=USR1", "CEDANA_OUTPUT_APPEND=1",
+                                                "CEDANA_ENABLE=1", "CEDANA_RECOVERED=CEDANA_ENABLE=1"}));
   ASSERT_EQ(g_log.size(), 1u);
   EXPECT_NE(g_log[0].find("job_submit/cedana: uid 1000"), std::string::npos) << g_log[0];
 }
@@ -147,6 +148,33 @@ TEST_F(JobSubmitPlugin, EnabledJobGetsSlurmsPreemptionNotice) {
   EXPECT_EQ(job.warn_signal, SIGUSR1);
   EXPECT_EQ(job.warn_flags, KILL_JOB_BATCH);
   EXPECT_EQ(job.warn_time, 0);
+  EXPECT_EQ(Env(job), (std::vector<std::string>{"CEDANA_ENABLE=1", "CEDANA_PREEMPT_NOTICE=USR1",
+                                                "CEDANA_OUTPUT_APPEND=1"}));
+}
+
+TEST_F(JobSubmitPlugin, EnabledJobAppendsToItsOutputAcrossRequeues) {
+  job_desc_msg_t job = Job("#!/bin/bash\nhostname\n", {"CEDANA_ENABLE=1"});
+  ASSERT_EQ(submit_(&job, 1000, &err_), SLURM_SUCCESS);
+  EXPECT_EQ(job.open_mode, OPEN_MODE_APPEND);
+  EXPECT_EQ(Env(job).back(), "CEDANA_OUTPUT_APPEND=1");
+}
+
+TEST_F(JobSubmitPlugin, AnOpenModeTheOwnerChoseIsKept) {
+  for (uint8_t mode : {OPEN_MODE_TRUNCATE, OPEN_MODE_APPEND}) {
+    job_desc_msg_t job = Job("#!/bin/bash\nhostname\n", {"CEDANA_ENABLE=1"});
+    job.open_mode = mode;  // --open-mode=truncate|append
+    ASSERT_EQ(submit_(&job, 1000, &err_), SLURM_SUCCESS);
+    EXPECT_EQ(job.open_mode, mode);
+    EXPECT_EQ(Env(job), (std::vector<std::string>{"CEDANA_ENABLE=1", "CEDANA_PREEMPT_NOTICE=USR1"}));
+  }
+}
+
+TEST_F(JobSubmitPlugin, ASiteThatAppendsByDefaultIsLeftAlone) {
+  slurm_conf.job_file_append = 1;  // JobFileAppend=1: nothing is truncated, at any start
+  job_desc_msg_t job = Job("#!/bin/bash\nhostname\n", {"CEDANA_ENABLE=1"});
+  ASSERT_EQ(submit_(&job, 1000, &err_), SLURM_SUCCESS);
+  slurm_conf.job_file_append = 0;
+  EXPECT_EQ(job.open_mode, 0);
   EXPECT_EQ(Env(job), (std::vector<std::string>{"CEDANA_ENABLE=1", "CEDANA_PREEMPT_NOTICE=USR1"}));
 }
 
@@ -158,7 +186,7 @@ TEST_F(JobSubmitPlugin, AJobsOwnSignalIsKept) {
   EXPECT_EQ(job.warn_signal, SIGUSR2);
   EXPECT_EQ(job.warn_time, 120);
   EXPECT_EQ(job.warn_flags, 0);
-  EXPECT_EQ(Env(job), std::vector<std::string>{"CEDANA_ENABLE=1"});
+  EXPECT_EQ(Env(job), (std::vector<std::string>{"CEDANA_ENABLE=1", "CEDANA_OUTPUT_APPEND=1"}));
 }
 
 TEST_F(JobSubmitPlugin, ExplicitEnvironmentIsNotOverridden) {
@@ -185,6 +213,7 @@ TEST_F(JobSubmitPlugin, ScriptWithoutCedanaIsUntouched) {
   ASSERT_EQ(submit_(&job, 0, &err_), SLURM_SUCCESS);
   EXPECT_EQ(job.environment, before);
   EXPECT_EQ(job.env_size, 2u);
+  EXPECT_EQ(job.open_mode, 0);
   EXPECT_EQ(Env(job), (std::vector<std::string>{"PATH=/bin", "HOME=/root"}));
   EXPECT_TRUE(g_log.empty());
 }

@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "common/checkpoint_reason.h"
 #include "common/log.h"
 #include "common/version.h"
 #include "daemon/dump_job.h"
@@ -72,10 +73,15 @@ void Agent::Tick() {
       // Validated digits when the workload was created (handlers.cc); records made by older
       // versions are skipped rather than trusted.
       if (!ValidateJobId(spec->job_id).ok()) continue;
-      workloads.push_back({{"job_id", std::stoll(spec->job_id)},
-                           {"label", spec->label},
-                           {"user", UserName(spec->uid)},
-                           {"status", StatusName(state->status)}});
+      nlohmann::json w = {{"job_id", std::stoll(spec->job_id)},
+                          {"label", spec->label},
+                          {"user", UserName(spec->uid)},
+                          {"status", StatusName(state->status)}};
+      if (auto notice = node_.records().LoadNotice(id)) {
+        w["notice"] = notice->text;
+        w["notice_at_ms"] = notice->at_ms;
+      }
+      workloads.push_back(std::move(w));
     }
   }
   Result<nlohmann::json> r = client.Post("/agent/workloads", {{"node", node_name_}, {"version", kVersion}, {"workloads", workloads}});
@@ -117,12 +123,19 @@ void Agent::RunOperation(const nlohmann::json& op) {
   if (kind == "dump") {
     std::string job = op["job_id"].is_number() ? std::to_string(op["job_id"].get<int64_t>()) : "";
     auto workload = WorkloadOfJob(node_, job);
+    // The controller's reason (a policy, a maintenance move, "checkpoint now"), checked as a
+    // request's would be.
+    const std::string reason = op.contains("reason") && op["reason"].is_string() ? op["reason"].get<std::string>()
+                                                                                : "manual";
     if (!workload) {
       failure = NotFoundError("job " + job + " has no running workload on node " + node_name_);
+    } else if (Status valid = ValidateCheckpointReason(reason); !valid.ok()) {
+      failure = valid;
     } else {
       DumpOptions options;
       options.workload_id = workload->first;
       options.leave_running = true;  // policies and "checkpoint now" never stop the job
+      options.reason = reason;
       Caller root{0, 0, 0};
       Result<DumpOutcome> out = RunDump(node_, root, options, progress);
       if (out.has_value()) {

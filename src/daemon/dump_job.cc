@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "common/checkpoint_reason.h"
 #include "common/fault_point.h"
 #include "common/fs.h"
 #include "common/hex.h"
@@ -42,6 +43,7 @@ struct Target {
   std::string workload_id;
   std::string job_id;
   std::string tcp;          // the workload's own CEDANA_CHECKPOINT_TCP, if it has one
+  uint32_t restart_count = 0;
   nlohmann::json workload;  // what a restore needs (manifest.workload)
 };
 
@@ -60,6 +62,7 @@ Result<Target> ResolveTarget(Node& node, const Caller& caller, const DumpOptions
     t.label = spec.label;
     t.workload_id = spec.id;
     t.job_id = spec.job_id;
+    t.restart_count = spec.restart_count;
     for (const std::string& e : spec.env)
       if (e.rfind("CEDANA_CHECKPOINT_TCP=", 0) == 0) t.tcp = e.substr(e.find('=') + 1);
     t.workload = {{"argv", spec.argv},
@@ -179,12 +182,8 @@ std::string KernelRelease() {
   return ::uname(&u) == 0 ? u.release : "";
 }
 
-}  // namespace
-
-std::string DumpImagesName(const std::string& checkpoint_id) { return "dump-" + checkpoint_id; }
-
-Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions& options,
-                            const DumpProgress& progress) {
+Result<DumpOutcome> DumpOnce(Node& node, const Caller& caller, const DumpOptions& options,
+                             const DumpProgress& progress) {
   auto started = std::chrono::steady_clock::now();
   CEDANA_ASSIGN_OR_RETURN(Target target, ResolveTarget(node, caller, options));
   std::unique_lock<std::mutex> lock;
@@ -222,6 +221,8 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   m.kernel = KernelRelease();
   m.codec = codec;
   m.workload = target.workload;
+  m.reason = options.reason;
+  m.restart_count = target.restart_count;
   storage::CheckpointRef ref{m.owner, m.label, m.id};
 
   const std::string images_name = DumpImagesName(m.id);
@@ -359,9 +360,13 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
 
   if (progress) progress("committing", 0, 0);
   m.created_at_ms = NowMs();
-  m.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::steady_clock::now() - started)
-                      .count();
+  const auto committing = std::chrono::steady_clock::now();
+  m.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(committing - started).count();
+  // Left running, the tree was stopped while CRIU ran; otherwise it stays stopped until the
+  // commit below (then it is killed, or continued if the commit fails).
+  m.frozen_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    (options.leave_running ? dumped : committing) - criu_started)
+                    .count();
   image::SignManifest(&m, node.cluster_key());
   CEDANA_RETURN_IF_ERROR(FaultAt("dump:packed"));
   CEDANA_RETURN_IF_ERROR(store->Commit(ref, image::ManifestToJson(m)))
@@ -394,6 +399,28 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
             std::chrono::duration_cast<std::chrono::milliseconds>(dumped - criu_started).count(),
             m.duration_ms, streamed_note);
   return DumpOutcome{m, store->Describe() + "/" + ref.Path()};
+}
+
+}  // namespace
+
+std::string DumpImagesName(const std::string& checkpoint_id) { return "dump-" + checkpoint_id; }
+
+Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions& options,
+                            const DumpProgress& progress) {
+  Result<DumpOutcome> out = DumpOnce(node, caller, options, progress);
+  if (out.has_value() || options.workload_id.empty()) return out;
+  // A checkpoint of the job that did not happen: its owner sees why in the jobs list (the
+  // job's stderr says it too, when the proxy asked). Not a caller's mistake (a wrong option,
+  // another user's workload, one that does not exist).
+  const Code code = out.error().code();
+  if (code == Code::kInvalidArgument || code == Code::kNotFound || code == Code::kPermissionDenied) return out;
+  Result<WorkloadSpec> spec = node.records().LoadSpec(options.workload_id);
+  if (!spec.has_value() || (!caller.IsRoot() && spec->uid != caller.uid)) return out;
+  const std::string text = fmt::format("checkpoint on {} {}: {}", ReasonPhrase(options.reason),
+                                       code == Code::kUnsupported ? "refused" : "failed", out.error().message());
+  if (Status s = node.records().SaveNotice(options.workload_id, {text, NowMs()}); !s.ok())
+    log::Warn("dump: recording the notice of workload {}: {}", options.workload_id, s.ToString());
+  return out;
 }
 
 }  // namespace cedana::daemon

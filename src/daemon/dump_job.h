@@ -1,7 +1,8 @@
 // DumpJob: checkpoints a managed workload (or any process tree by pid): CRIU dump into a local
 // images dir, pack into compressed streams in the checkpoint store, commit the manifest last,
 // apply retention. Rollback guarantees: a failed dump leaves the workload running and thawed,
-// and leaves no committed checkpoint behind.
+// and leaves no committed checkpoint behind; a managed workload's failed or refused dump is
+// recorded as its notice (WorkloadRecords::SaveNotice) for the jobs list.
 #pragma once
 
 #include <sys/types.h>
@@ -24,6 +25,7 @@ struct DumpOptions {
   std::string tcp;             // outside TCP connections (daemon/tcp_policy.h); "" = configured
   int streams = 0;             // 0 = configured
   std::string label;           // "" = the workload's label
+  std::string reason = "manual";  // why (common/checkpoint_reason.h), kept in the manifest
 };
 
 struct DumpOutcome {

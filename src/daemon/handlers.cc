@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <charconv>
 
 #include <fmt/format.h>
 
@@ -100,6 +101,20 @@ Message TimeLimitPolicy(const Node& node) {
                  {"margin_seconds", c.slurm_timeout_margin_seconds}};
 }
 
+// SLURM_RESTART_COUNT in a job's environment: how often it was requeued before this run (SLURM
+// sets it from the first requeue on). 0 when absent or not a number.
+uint32_t RestartCountIn(const std::vector<std::string>& env) {
+  constexpr std::string_view kVar = "SLURM_RESTART_COUNT=";
+  for (const std::string& e : env) {
+    if (e.rfind(kVar, 0) != 0) continue;
+    uint32_t n = 0;
+    const char* begin = e.data() + kVar.size();
+    auto [end, ec] = std::from_chars(begin, e.data() + e.size(), n);
+    return ec == std::errc() && end == e.data() + e.size() ? n : 0;
+  }
+  return 0;
+}
+
 // With restore_label (the SLURM job proxy), the newest good checkpoint of the label is restored
 // if there is one; if none can be, the command starts fresh and the reason is returned.
 Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest& req) {
@@ -114,6 +129,7 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
     o.stdout_path = req.stdout_path;
     o.stderr_path = req.stderr_path;
     o.job_id = req.job_id;
+    o.restart_count = RestartCountIn(req.env);
     o.owner_pid = req.owner_pid;
     o.callers_own_only = true;
     Result<RestoreOutcome> r = RunRestore(node, caller, o, {});
@@ -124,6 +140,8 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
                      {"stdout_path", r->stdout_path},
                      {"restored_from", r->checkpoint_id},
                      {"checkpoint_duration_ms", r->checkpoint_duration_ms},
+                     {"checkpoint_created_at_ms", r->checkpoint_created_at_ms},
+                     {"checkpoint_reason", r->checkpoint_reason},
                      {"skipped", r->skipped},
                      {"time_limit", TimeLimitPolicy(node)}};
     if (image::IsFinishedRun(r.error()))
@@ -156,6 +174,7 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
     spec.env.push_back("CEDANA_ADDED_ENV=UCX_POSIX_USE_PROC_LINK");
   }
   spec.job_id = req.job_id;
+  spec.restart_count = RestartCountIn(req.env);
   spec.created_at_ms = NowMs();
   spec.stdout_path = req.stdout_path;
   if (spec.stdout_path.empty()) spec.stdout_path = node.records().DirOf(spec.id) + "/output.log";
@@ -163,6 +182,12 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
   spec.owner_pid = req.owner_pid;
   spec.slurm_script = req.slurm_script;
   CEDANA_RETURN_IF_ERROR(node.records().Create(spec));
+  // Its label had checkpoints, and none could be restored: the jobs list says so (the proxy
+  // writes it to the job's stderr).
+  if (!restore_error.empty())
+    (void)node.records().SaveNotice(spec.id, {"started fresh: no checkpoint of label " + spec.label +
+                                                  " could be restored (" + restore_error + ")",
+                                              NowMs()});
   Result<SupervisorStarted> started = LaunchSupervisor(node.records(), spec.id, node.self_exe(), 30);
   if (!started.has_value()) {
     (void)node.records().Remove(spec.id);
@@ -222,6 +247,9 @@ Message ManifestSummary(const image::Manifest& m) {
           {"owner_uid", m.owner_uid},
           {"created_at_ms", m.created_at_ms},
           {"duration_ms", m.duration_ms},
+          {"reason", m.reason},
+          {"restart_count", m.restart_count},
+          {"frozen_ms", m.frozen_ms},
           {"stored_bytes", m.StoredBytes()},
           {"images_bytes", m.images_bytes},
           {"codec", std::string(image::CodecName(m.codec))},
@@ -269,6 +297,7 @@ Result<Message> HandleDump(Node& node, const Caller& caller, const DaemonRequest
   o.tcp = req.tcp;
   o.streams = req.streams;
   o.label = req.label;
+  if (!req.reason.empty()) o.reason = req.reason;
   CEDANA_RETURN_IF_ERROR(CheckDir(node, caller, o.dir));
   if (o.workload_id.empty() == (o.pid == 0))
     return InvalidArgumentError("dump: give either a workload id or --pid");

@@ -217,6 +217,7 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   spec.uid = m.owner_uid;
   spec.gid = m.owner_gid;
   spec.job_id = o.job_id.empty() ? m.job_id : o.job_id;
+  spec.restart_count = o.restart_count;
   spec.created_at_ms = NowMs();
   spec.stdout_path = o.stdout_path.empty() ? m.workload.value("stdout_path", "") : o.stdout_path;
   if (spec.stdout_path.empty()) spec.stdout_path = node.records().DirOf(spec.id) + "/output.log";
@@ -302,7 +303,8 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   log::Info("restore: checkpoint {} restored as workload {} (pid {}, {} {} ms, total {} ms)",
             m.id, spec.id, started->pid, streamed ? "streamed, heads" : "unpack",
             ms(unpacked - began), ms(std::chrono::steady_clock::now() - began));
-  return RestoreOutcome{spec.id, started->pid, m.id, m.duration_ms, spec.stdout_path, {}};
+  return RestoreOutcome{spec.id, started->pid, m.id, m.duration_ms, m.created_at_ms, m.reason,
+                        spec.stdout_path, {}};
 }
 
 }  // namespace

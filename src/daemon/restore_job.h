@@ -20,6 +20,7 @@ struct RestoreOptions {
   std::string stdout_path;    // "" = where the dumped workload wrote (appended)
   std::string stderr_path;
   std::string job_id;
+  uint32_t restart_count = 0;  // the SLURM job's restarts at this run
   pid_t owner_pid = 0;  // the SLURM job proxy, if any
   // Only the caller's own checkpoints, even for root: a job resumes its user's work only.
   bool callers_own_only = false;
@@ -30,6 +31,8 @@ struct RestoreOutcome {
   pid_t pid = 0;
   std::string checkpoint_id;
   int64_t checkpoint_duration_ms = 0;  // how long that checkpoint took to make
+  int64_t checkpoint_created_at_ms = 0;
+  std::string checkpoint_reason;      // "" for a checkpoint made before reasons
   std::string stdout_path;
   std::vector<std::string> skipped;  // "<id>: <why>" for each checkpoint that was passed over
 };

@@ -38,6 +38,7 @@ json SpecToJson(const WorkloadSpec& s) {
           {"created_at_ms", s.created_at_ms},
           {"owner_pid", s.owner_pid},
           {"slurm_script", s.slurm_script},
+          {"restart_count", s.restart_count},
           {"images_dir", s.images_dir},
           {"restored_from", s.restored_from},
           {"dumped_stdout_ino", s.dumped_stdout_ino},
@@ -65,6 +66,7 @@ Result<WorkloadSpec> SpecFromJson(const json& j) {
     s.stdout_path = j.value("stdout_path", "");
     s.stderr_path = j.value("stderr_path", "");
     s.job_id = j.value("job_id", "");
+    s.restart_count = j.value("restart_count", 0u);
     s.created_at_ms = j.value("created_at_ms", int64_t{0});
     s.owner_pid = j.value("owner_pid", 0);
     s.slurm_script = j.value("slurm_script", "");
@@ -156,6 +158,19 @@ std::optional<WorkloadEnd> WorkloadRecords::LoadEnd(const std::string& id) const
 Status WorkloadRecords::SaveEnd(const std::string& id, const WorkloadEnd& end) const {
   return fs::WriteFileAtomic(DirOf(id) + "/end.json",
                              json{{"checkpoint_id", end.checkpoint_id}}.dump(), 0644);
+}
+
+std::optional<WorkloadNotice> WorkloadRecords::LoadNotice(const std::string& id) const {
+  auto j = ReadJson(DirOf(id) + "/notice.json");
+  if (!j.has_value() || !j->is_object() || !j->contains("text") || !j->at("text").is_string())
+    return std::nullopt;
+  const json& at = j->contains("at_ms") ? j->at("at_ms") : json();
+  return WorkloadNotice{j->at("text").get<std::string>(), at.is_number_integer() ? at.get<int64_t>() : 0};
+}
+
+Status WorkloadRecords::SaveNotice(const std::string& id, const WorkloadNotice& notice) const {
+  return fs::WriteFileAtomic(DirOf(id) + "/notice.json",
+                             json{{"text", notice.text}, {"at_ms", notice.at_ms}}.dump(), 0644);
 }
 
 Status WorkloadRecords::Remove(const std::string& id) const { return fs::RemoveTree(DirOf(id)); }

@@ -2,6 +2,8 @@
 //   spec.json   what to run or restore (written by the daemon before the supervisor starts)
 //   state.json  what the supervisor reports (status, host pid, exit) - owned by the supervisor
 //   end.json    why the daemon ended it (a checkpoint that stopped it) - owned by the daemon
+//   notice.json what its job's owner should know: its last checkpoint failed or was refused,
+//               or it started fresh although its label had checkpoints - owned by the daemon
 //   output.log  the workload's stdout/stderr, unless the spec names other files
 // The records outlive the daemon, so a restarted daemon finds every running workload again.
 // WorkloadRecords is thread-safe (it only reads and atomically replaces files).
@@ -33,6 +35,7 @@ struct WorkloadSpec {
   std::string stdout_path;  // appended to
   std::string stderr_path;  // appended to; may equal stdout_path
   std::string job_id;       // SLURM job id, if any
+  uint32_t restart_count = 0;  // the SLURM job's restarts (SLURM_RESTART_COUNT) at this run
   pid_t owner_pid = 0;      // the SLURM job proxy: when it dies the workload is killed
   std::string slurm_script; // the batch script bash reads as it runs (kept with checkpoints)
   int64_t created_at_ms = 0;
@@ -78,6 +81,12 @@ struct WorkloadEnd {
   std::string checkpoint_id;  // the dump that stopped it
 };
 
+// What went wrong for a workload's job, for the jobs list (the job's stderr says it too).
+struct WorkloadNotice {
+  std::string text;  // "checkpoint on preemption refused: ..."
+  int64_t at_ms = 0;
+};
+
 std::string StatusName(WorkloadStatus s);
 
 nlohmann::json SpecToJson(const WorkloadSpec& spec);
@@ -96,6 +105,8 @@ class WorkloadRecords {
   Status SaveState(const std::string& id, const WorkloadState& state) const;
   std::optional<WorkloadEnd> LoadEnd(const std::string& id) const;
   Status SaveEnd(const std::string& id, const WorkloadEnd& end) const;
+  std::optional<WorkloadNotice> LoadNotice(const std::string& id) const;
+  Status SaveNotice(const std::string& id, const WorkloadNotice& notice) const;
   Status Remove(const std::string& id) const;
   // A dump is in progress: the supervisor must not kill the workload when its owner dies.
   std::string DumpingMarker(const std::string& id) const { return DirOf(id) + "/dumping"; }

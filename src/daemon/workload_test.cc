@@ -43,6 +43,12 @@ TEST(WorkloadTest, RecordsRoundTrip) {
   EXPECT_FALSE(records.LoadEnd(spec.id).has_value());
   ASSERT_TRUE(records.SaveEnd(spec.id, {"ckpt-1"}).ok());
   EXPECT_EQ(records.LoadEnd(spec.id)->checkpoint_id, "ckpt-1");
+  EXPECT_FALSE(records.LoadNotice(spec.id).has_value());
+  ASSERT_TRUE(records.SaveNotice(spec.id, {"checkpoint on preemption failed: disk full", 42}).ok());
+  EXPECT_EQ(records.LoadNotice(spec.id)->text, "checkpoint on preemption failed: disk full");
+  EXPECT_EQ(records.LoadNotice(spec.id)->at_ms, 42);
+  ASSERT_TRUE(fs::WriteFileAtomic(records.DirOf(spec.id) + "/notice.json", "[1]", 0644).ok());
+  EXPECT_FALSE(records.LoadNotice(spec.id).has_value());  // not one of ours: ignored, never thrown
   EXPECT_EQ(records.List().value(), std::vector<std::string>{spec.id});
   EXPECT_EQ(records.LoadSpec("wl-missing").error().code(), Code::kNotFound);
   EXPECT_EQ(records.LoadSpec("../etc").error().code(), Code::kNotFound);

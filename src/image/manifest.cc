@@ -29,24 +29,31 @@ json ToJsonObject(const Manifest& m) {
     streams.push_back(std::move(stream));
   }
   // nlohmann::json objects keep keys sorted, which makes the text (and so the MAC) canonical.
-  return json{{"format_version", m.format_version},
-              {"id", m.id},
-              {"label", m.label},
-              {"owner", m.owner},
-              {"owner_uid", m.owner_uid},
-              {"owner_gid", m.owner_gid},
-              {"workload_id", m.workload_id},
-              {"job_id", m.job_id},
-              {"node", m.node},
-              {"created_at_ms", m.created_at_ms},
-              {"duration_ms", m.duration_ms},
-              {"criu_version", m.criu_version},
-              {"kernel", m.kernel},
-              {"codec", std::string(CodecName(m.codec))},
-              {"streams", std::move(streams)},
-              {"images_bytes", m.images_bytes},
-              {"workload", m.workload},
-              {"mac", m.mac}};
+  json j{{"format_version", m.format_version},
+         {"id", m.id},
+         {"label", m.label},
+         {"owner", m.owner},
+         {"owner_uid", m.owner_uid},
+         {"owner_gid", m.owner_gid},
+         {"workload_id", m.workload_id},
+         {"job_id", m.job_id},
+         {"node", m.node},
+         {"created_at_ms", m.created_at_ms},
+         {"duration_ms", m.duration_ms},
+         {"criu_version", m.criu_version},
+         {"kernel", m.kernel},
+         {"codec", std::string(CodecName(m.codec))},
+         {"streams", std::move(streams)},
+         {"images_bytes", m.images_bytes},
+         {"workload", m.workload},
+         {"mac", m.mac}};
+  // Only when there is one, as heads above.
+  if (!m.reason.empty()) {
+    j["reason"] = m.reason;
+    j["restart_count"] = m.restart_count;
+    j["frozen_ms"] = m.frozen_ms;
+  }
+  return j;
 }
 
 // Invalid UTF-8 (say, in a workload's argv) is replaced rather than thrown on; parse and
@@ -163,6 +170,10 @@ Status ParseFields(const json& obj, Manifest* m) {
   CEDANA_RETURN_IF_ERROR(f.String("node", false, &m->node));
   CEDANA_RETURN_IF_ERROR(f.Int("created_at_ms", true, &m->created_at_ms));
   CEDANA_RETURN_IF_ERROR(f.Int("duration_ms", false, &m->duration_ms));
+  CEDANA_RETURN_IF_ERROR(f.String("reason", false, &m->reason));
+  if (m->reason.size() > 64) return f.Bad("reason", "at most 64 characters");
+  CEDANA_RETURN_IF_ERROR(f.Int("restart_count", false, &m->restart_count));
+  CEDANA_RETURN_IF_ERROR(f.Int("frozen_ms", false, &m->frozen_ms));
   CEDANA_RETURN_IF_ERROR(f.String("criu_version", false, &m->criu_version));
   CEDANA_RETURN_IF_ERROR(f.String("kernel", false, &m->kernel));
   std::string codec;

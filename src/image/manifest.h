@@ -45,6 +45,11 @@ struct Manifest {
   std::string node;         // host name where it was taken
   int64_t created_at_ms = 0;   // Unix time, milliseconds
   int64_t duration_ms = 0;     // dump start to commit
+  // Why it was taken (common/checkpoint_reason.h); "" in manifests made before reasons, which
+  // then have none of the three fields below either.
+  std::string reason;
+  uint32_t restart_count = 0;  // the SLURM job's restarts (requeues) when it was taken
+  int64_t frozen_ms = 0;       // how long the job's processes were stopped for it
   std::string criu_version;
   std::string kernel;
   Codec codec = Codec::kNone;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "common/checkpoint_reason.h"
 #include "common/job_id.h"
 #include "common/label.h"
 
@@ -141,6 +142,7 @@ Status ReadFields(const FieldReader& f, DaemonRequest* r) {
   CEDANA_RETURN_IF_ERROR(f.Bool("leave_running", &r->leave_running));
   CEDANA_RETURN_IF_ERROR(f.String("compression", &r->compression));
   CEDANA_RETURN_IF_ERROR(f.String("tcp", &r->tcp));
+  CEDANA_RETURN_IF_ERROR(f.String("reason", &r->reason));
   int64_t n = r->owner_pid;
   CEDANA_RETURN_IF_ERROR(f.Int("owner_pid", 0, std::numeric_limits<pid_t>::max(), &n));
   r->owner_pid = static_cast<pid_t>(n);
@@ -173,6 +175,7 @@ Status CheckValues(const FieldReader& f, const DaemonRequest& r) {
   if (!r.job_id.empty()) {
     CEDANA_RETURN_IF_ERROR(ValidateJobId(r.job_id));
   }
+  if (f.Has("reason")) CEDANA_RETURN_IF_ERROR(ValidateCheckpointReason(r.reason));
   if (r.op == DaemonOp::kSlurmJobStart) {
     if (!f.Has("uid")) return f.Bad("uid", "a user id");
     if (r.job_id.empty()) return f.Bad("job_id", "a SLURM job number");

@@ -73,6 +73,8 @@ struct DaemonRequest {
   // dump: refuse|established|close for TCP connections to peers outside the tree, "" = the
   // configured checkpoint.tcp (checked by the dump).
   std::string tcp;
+  // dump: why it is taken (common/checkpoint_reason.h); "" = manual.
+  std::string reason;
   // kill: the signal sent, 1..64. Default SIGKILL.
   int signal_number = SIGKILL;
   // slurm_job_start: the job's owner as slurmd says.

@@ -19,6 +19,10 @@ inline constexpr std::string_view kRecoveredVar = "CEDANA_RECOVERED";
 // Set by job_submit/cedana on a job it gave SLURM's preemption notice (SIGUSR1 to the batch
 // step), for the job proxy.
 inline constexpr std::string_view kPreemptNoticeVar = "CEDANA_PREEMPT_NOTICE";
+// Set by job_submit/cedana on a job whose output it opens in append mode (SLURM would truncate
+// the files again at every requeue, losing what the job printed before): the job proxy
+// truncates them at the job's first start, as SLURM would have.
+inline constexpr std::string_view kOutputAppendVar = "CEDANA_OUTPUT_APPEND";
 
 struct CedanaJobSettings {
   bool enable = false;      // CEDANA_ENABLE is "1", "true", "yes" or "on" (case-insensitive)

@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "common/checkpoint_reason.h"
 #include "common/config.h"
 #include "common/label.h"
 #include "protocol/client.h"
@@ -129,12 +130,46 @@ std::vector<std::string> JobEnvironment() {
   ::_exit(127);
 }
 
+// job_submit/cedana opened the job's output in append mode, so that a requeue keeps what it
+// printed (slurm/batch_script_env.h): at the job's first start the files are emptied, as SLURM's
+// default mode would have. Before anything is written to them.
+void TruncateOutputAtFirstStart() {
+  if (Env(std::string(slurm::kOutputAppendVar).c_str()) != "1" || Env("SLURM_RESTART_COUNT", "0") != "0")
+    return;
+  for (int fd : {STDOUT_FILENO, STDERR_FILENO}) {
+    struct stat st {};
+    // A file that cannot be truncated keeps what it held: appended to, nothing is lost.
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && ::ftruncate(fd, 0) != 0) {
+    }
+  }
+}
+
+// Why SLURM sends SIGTERM, as the checkpoint's reason (common/checkpoint_reason.h).
+const char* TerminationReason(const Result<JobState>& job) {
+  if (!job.has_value()) return "termination";
+  if (job->preempted) return "preemption";
+  if (job->cancelled) return "scancel";
+  if (job->requeueing) return "requeue";
+  return "termination";
+}
+
+// "2026-12-01 22:40:01 UTC": a checkpoint's time for the job's owner, in the node's zone.
+std::string LocalTime(int64_t unix_ms) {
+  std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm {};
+  char buf[64] = "";
+  if (::localtime_r(&t, &tm) != nullptr) std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S %Z", &tm);
+  return buf;
+}
+
 // Asks the daemon for a checkpoint (that stops the workload, unless leave_running). Its duration
-// in ms once it was committed, nullopt when it failed.
+// in ms once it was committed, nullopt when it failed. `why` is said to the owner, `reason` is
+// recorded with the checkpoint.
 std::optional<int64_t> Checkpoint(const std::string& socket, const std::string& id, const char* why,
-                                  bool leave_running, JobLog& log) {
+                                  const char* reason, bool leave_running, JobLog& log) {
   auto started = std::chrono::steady_clock::now();
-  auto r = protocol::CallDaemon(socket, {{"op", "dump"}, {"id", id}, {"leave_running", leave_running}});
+  auto r = protocol::CallDaemon(
+      socket, {{"op", "dump"}, {"id", id}, {"leave_running", leave_running}, {"reason", reason}});
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!r.has_value()) {
     // Something in the job cannot be checkpointed: trying again will not help, so say what
@@ -155,6 +190,7 @@ std::optional<int64_t> Checkpoint(const std::string& socket, const std::string& 
 }  // namespace
 
 int RunAttach(const std::vector<std::string>& argv) {
+  TruncateOutputAtFirstStart();
   Result<std::string> out = OutputPath(STDOUT_FILENO, "stdout");
   Result<std::string> err = OutputPath(STDERR_FILENO, "stderr");
   std::string err_path = err.has_value() ? *err : "";
@@ -189,8 +225,11 @@ int RunAttach(const std::vector<std::string>& argv) {
   std::string id = r->value("id", "");
   for (const auto& s : (*r)["skipped"]) log("skipped checkpoint {}", s.get<std::string>());
   if (std::string restored = r->value("restored_from", ""); !restored.empty()) {
-    log("job {} (restart {}) resumed from checkpoint {} of label {}", job_id,
-        Env("SLURM_RESTART_COUNT", "0"), restored, label);
+    // One line per resume: with the output kept across requeues, it marks where each run began.
+    std::string reason = r->value("checkpoint_reason", "");
+    log("resumed from checkpoint {} taken at {}{} (job {}, restart {}, label {})", restored,
+        LocalTime(r->value("checkpoint_created_at_ms", int64_t{0})),
+        reason.empty() ? "" : " on " + ReasonPhrase(reason), job_id, Env("SLURM_RESTART_COUNT", "0"), label);
   } else {
     if (std::string fresh = r->value("fresh_reason", ""); !fresh.empty()) log("{}; starting fresh", fresh);
     if (std::string e = r->value("restore_error", ""); !e.empty())
@@ -236,7 +275,7 @@ int RunAttach(const std::vector<std::string>& argv) {
   for (;;) {
     if (g_term && !tried_term && !checkpointed) {
       tried_term = true;
-      checkpointed = Checkpoint(socket, id, "SIGTERM", false, log).has_value();
+      checkpointed = Checkpoint(socket, id, "SIGTERM", TerminationReason(job.Load()), false, log).has_value();
     }
     if (g_term && checkpointed) return 0;
     if (int sig = g_forward; sig != 0) {
@@ -259,7 +298,7 @@ int RunAttach(const std::vector<std::string>& argv) {
       tried_preempt = true;
       // Stay alive after the checkpoint: SLURM requeues a preempted job when its grace time
       // ends; a batch step that exited by itself would end the job instead.
-      checkpointed = Checkpoint(socket, id, "preemption", false, log).has_value();
+      checkpointed = Checkpoint(socket, id, "preemption", "preemption", false, log).has_value();
     }
     if (limit_in && !checkpointed && !tried_limit) {
       const TimeLimitInput& in = *limit_in;
@@ -269,7 +308,7 @@ int RunAttach(const std::vector<std::string>& argv) {
         if (std::string why = WhyNoRequeue(in, limits); !why.empty())
           log("not requeued at the time limit: {}", why);
         bool requeue = action == TimeLimitAction::kCheckpointAndRequeue;
-        std::optional<int64_t> took = Checkpoint(socket, id, "its time limit", !requeue, log);
+        std::optional<int64_t> took = Checkpoint(socket, id, "its time limit", "time_limit", !requeue, log);
         if (took) last_checkpoint_ms = *took;
         if (took && requeue) {
           // Stopped at the checkpoint: SLURM ends this run and starts the job again, and the

@@ -28,6 +28,9 @@ Result<JobState> SlurmJob::Load() {
     // A job without a time limit has an end time far ahead (INFINITE minutes).
     state.end_time = j.time_limit == INFINITE || j.time_limit == NO_VAL ? 0 : j.end_time;
     state.restart_count = j.restart_cnt;
+    const uint32_t base = j.job_state & JOB_STATE_BASE;
+    state.cancelled = base == JOB_CANCELLED;
+    state.requeueing = base == JOB_PENDING || (j.job_state & (JOB_REQUEUE | JOB_REQUEUE_HOLD)) != 0;
   }
   slurm_free_job_info_msg(msg);
   return state;

@@ -15,6 +15,10 @@ struct JobState {
   bool preempted = false;
   std::time_t end_time = 0;    // when SLURM ends it (its time limit); 0 when unlimited
   uint32_t restart_count = 0;  // requeues so far
+  bool cancelled = false;      // scancel: its state is CANCELLED
+  // `scontrol requeue` (a maintenance move too): slurmctld makes a requeued job PENDING (and
+  // COMPLETING) before it signals the running one, or flags it REQUEUE.
+  bool requeueing = false;
 };
 
 class SlurmJob {

@@ -152,10 +152,11 @@ done
 
 # --- one preemption for all of them -------------------------------------------------------------
 preemptor=$(submit -p high -n "$CLUSTER_CPUS" -o preemptor.out "$HERE/preemptor.sbatch")
-# Seen before the requeue, which truncates the job's stderr (SLURM's open mode).
 refusal="^cedana: checkpoint refused: .*TCP connection to 127.0.0.1:$PORT (from 127.0.0.1:[0-9]*) is outside the job"
 check "tcp-refuse: its stderr says in one line that its checkpoint was refused, naming the peer" \
   wait_for 30 grep -q "$refusal" tcp-refuse.err
+check "tcp-refuse: the node daemon records the refusal for the jobs list" \
+  bash -c "grep -lq 'checkpoint on preemption refused: .*TCP connection to 127.0.0.1:$PORT .*is outside the job' '$T'/state/workloads/*/notice.json"
 check "tcp-refuse: and it runs on until SLURM ends it" wait_for 10 grep -qx "tick $((TICKS / 2))" tcp-refuse.out
 all_requeued() { local n; for n in "${!JOBS[@]}"; do [ "$(job_state "${JOBS[$n]}")" = PENDING ] || return 1; done; }
 check "every job is requeued" wait_for 120 all_requeued
@@ -168,7 +169,6 @@ check "every job ends" wait_for 300 all_finished
 # --- each one resumed, with the uninterrupted run's result -------------------------------------
 for n in "${!JOBS[@]}"; do
   [ "$n" = tcp-refuse ] && continue
-  # (not in NAME.err: SLURM truncates it at the requeue)
   check "$n: checkpointed at the preemption" grep -q "dump: checkpoint .*(label apps-$n," "$T/daemon.log"
   check "$n: resumed from its checkpoint after the requeue" grep -q "resumed from checkpoint" "$n.err"
   check "$n: completed" test "$(job_state "${JOBS[$n]}")" = COMPLETED

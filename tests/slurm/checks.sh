@@ -31,6 +31,11 @@ if not ok: print(f"counters not consecutive: {nums[:8]} ... {nums[-8:]}", file=s
 sys.exit(0 if ok else 1)
 PY
 }
+counts_from_zero() { consecutive "$1" && [ "$(first_counter "$1")" = 0 ]; }  # 0, 1, ... each once
+count_of() { grep -c -- "$2" "$1" 2>/dev/null; }  # count_of FILE PATTERN: lines that match
+# resumed FILE JOB RESTART [CHECKPOINT]: FILE (the job's stderr) has the proxy's one line for
+# that run of the job resuming (from that checkpoint).
+resumed() { grep -q "^cedana: resumed from checkpoint ${4:-[^ ]*} taken at .* (job $2, restart $3, label " "$1"; }
 submit() { sbatch --parsable "$@" | cut -d';' -f1; }
 
 # The SLURM suites use the host's node daemon socket. A daemon already answering there (a

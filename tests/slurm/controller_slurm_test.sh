@@ -46,11 +46,23 @@ finished_run() { [ "$(api GET "/checkpoints/$1" | jq_py "d.get('run')")" = finis
 check "the API marks the checkpoint of a run that ended by itself as finished" \
   wait_for 30 finished_run "$finished_ck"
 
+# A job whose label's only checkpoint cannot be restored (a stream altered in storage) starts
+# fresh: its stderr says why, and the jobs list marks it with the reason.
+w=$("$CEDANA" run --label ui-broken -- sleep 300 2>/dev/null)
+broken_ck=$("$CEDANA" dump "$w" 2>/dev/null)
+printf 'garbage' | dd of="$T/checkpoints/root/ui-broken/$broken_ck/stream-0" bs=1 seek=64 conv=notrunc status=none
+broken=$(submit --export=ALL,CEDANA_ENABLE=1,CEDANA_CHECKPOINT=ui-broken -o broken.out -e broken.err --wrap 'sleep 300')
+check "a job whose checkpoint cannot be restored starts fresh, saying why" \
+  wait_for 30 grep -q "no checkpoint of label ui-broken could be restored (.*checksum mismatch" broken.err
+notice_of() { api GET "/jobs/$1" | jq_py "d.get('notice', '')"; }
+marked() { notice_of "$broken" | grep -q "^started fresh: no checkpoint of label ui-broken could be restored (.*checksum mismatch"; }
+check "the API marks the job with the reason" wait_for 20 marked
+
 # The web UI in headless Chromium, against this controller and job (its own policy on the label).
 if [ -x /usr/bin/chromium ] && [ -d "$ROOT/tests/ui/node_modules/playwright-core" ]; then
   mkdir -p "$UI_SCREENSHOTS"
   CONTROLLER_URL=$URL ADMIN_TOKEN=$ADMIN UI_LABEL=$LABEL SCREENSHOT_DIR=$UI_SCREENSHOTS CHECKPOINT_WAIT_SECONDS=90 \
-    FINISHED_CHECKPOINT=$finished_ck node "$ROOT/tests/ui/ui_test.mjs" >"$T/ui.out" 2>&1
+    FINISHED_CHECKPOINT=$finished_ck NOTICE_JOB=$broken node "$ROOT/tests/ui/ui_test.mjs" >"$T/ui.out" 2>&1
   ui=$?
   grep -E '^(PASS|FAIL)' "$T/ui.out" | sed 's/^/  ui: /' >&2
   check "web UI test in headless Chromium (screenshots in $UI_SCREENSHOTS)" test $ui = 0
@@ -59,6 +71,7 @@ else
   fail "web UI test: needs /usr/bin/chromium and tests/ui/node_modules (scripts/setup.sh installs both)"
 fi
 
+scancel "$broken"
 api DELETE "/policies/$policy" >/dev/null
 # Cancel and resubmit: resumes from the newest checkpoint (the one scancel takes).
 scancel "$job"
@@ -69,7 +82,7 @@ newest_is() { [ -n "$1" ] && [ "$(newest)" = "$1" ]; }
 check "the controller lists the scancel checkpoint as the newest" wait_for 15 newest_is "$sigterm_ck"
 again=$(submit ctl.sbatch)
 check "the resubmitted job resumes from the newest checkpoint" \
-  wait_for 40 grep -q "job $again (restart 0) resumed from checkpoint $sigterm_ck" victim.err
+  wait_for 40 resumed victim.err $again 0 $sigterm_ck
 scancel "$again"
 
 if [ "$FAILED" -gt 0 ]; then

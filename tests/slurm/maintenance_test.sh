@@ -71,7 +71,7 @@ release_requeue_hold "$mem"
 check "the job runs again, on compute-02" \
   wait_for 60 bash -c "[ \"\$(squeue -h -j $mem -o %T:%N)\" = RUNNING:$CLUSTER_NODE_B ]"
 check "restored from its maintenance checkpoint on compute-02" \
-  wait_for 60 grep -q "job $mem (restart 1) resumed from checkpoint" memjob.err
+  wait_for 60 resumed memjob.err $mem 1
 
 if [ -x /usr/bin/chromium ] && [ -d "$ROOT/tests/ui/node_modules/playwright-core" ]; then
   mkdir -p "$UI_SCREENSHOTS/maintenance"
@@ -113,19 +113,16 @@ check "the job waits: compute-01 is reserved, compute-02 busy" is_state "$job" P
 scancel "$blocker"
 check "once compute-02 is free the job runs there" \
   wait_for 60 bash -c "[ \"\$(squeue -h -j $job -o %T:%N)\" = RUNNING:$CLUSTER_NODE_B ]"
-check "resumed from its checkpoint" wait_for 40 grep -q "job $job (restart 1) resumed from checkpoint" victim.err
+check "resumed from its checkpoint" wait_for 40 resumed victim.err $job 1
 check "its counter goes on from $at" wait_for 20 counter_at_least victim.out $((at + 2))
-# SLURM truncated victim.out when it started the requeued job: a restart from 0 shows as a
-# first counter below the checkpoint's, not as a drop within the file.
-first=$(grep -o 'Counter: [0-9]*' victim.out | head -n1 | awk '{print $2}')
-check "never restarted from 0 (the requeued run starts at ${first:-nothing}, the checkpoint was at $at)" \
-  test -n "$first" -a "${first:-0}" -ge "$at"
-first_back=$(grep -o 'Counter: [0-9]*' victim.out | awk '{print $2}' | awk 'NR>1 && $1<prev {print $1; exit} {prev=$1}')
-check "and counts without going back (first lower counter: ${first_back:-none})" test -z "$first_back"
+# The output is kept across the requeue (append mode): one count from 0, never restarted.
+check "never restarted from 0: victim.out counts from 0 on, each counter once (checkpoint at $at)" \
+  counts_from_zero victim.out
+check "and the script started once" test "$(count_of victim.out 'Starting victim')" = 1
+check "the move's checkpoint is recorded as a requeue" \
+  bash -c "\"$CEDANA\" checkpoints --label victim --json | python3 -c \"import json, sys; sys.exit(json.load(sys.stdin)[0]['reason'] != 'requeue')\""
 scancel "$job"
-# SLURM truncated victim.err when the requeued job started again: the only checkpoint line
-# now is the one scancel takes.
-check "scancel checkpoints it" wait_for 40 grep -q "taken on SIGTERM" victim.err
+check "scancel checkpoints it" wait_for 40 bash -c "[ \$(grep -c 'taken on SIGTERM' victim.err) = 2 ]"
 older=$(grep -o 'checkpoint [0-9a-f-]* of label [^ ]* taken on SIGTERM' victim.err | tail -n1 | awk '{print $2}')
 scontrol delete ReservationName=maint_busy
 
@@ -135,7 +132,7 @@ blocker=$(block_b)
 wait_for 30 is_state "$blocker" RUNNING
 job=$(submit victim.sbatch)
 check "resubmitted, the counter job resumes from the scancel checkpoint" \
-  wait_for 40 grep -q "job $job (restart 0) resumed from checkpoint $older" victim.err
+  wait_for 40 resumed victim.err $job 0 $older
 wait_for 20 enabled "$job"
 scancel "$blocker"
 chattr +i "$T/checkpoints/root/victim"
@@ -150,7 +147,7 @@ wait_for 60 window_is maint_fail active
 release_requeue_hold "$job"
 check "it runs again on compute-02" \
   wait_for 60 bash -c "[ \"\$(squeue -h -j $job -o %T:%N)\" = RUNNING:$CLUSTER_NODE_B ]"
-check "from the older checkpoint" wait_for 40 grep -q "job $job (restart 1) resumed from checkpoint $older" victim.err
+check "from the older checkpoint" wait_for 40 resumed victim.err $job 1 $older
 [ "$FAILED" -gt 0 ] && { say "--- the last job, before its scancel ---"; scontrol show job "$job" >&2; }
 scancel "$job"
 scontrol delete ReservationName=maint_fail

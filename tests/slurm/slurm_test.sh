@@ -69,32 +69,50 @@ check "preemptor runs" wait_job_state "$preemptor" RUNNING 60
 scancel "$preemptor"
 release_requeue_hold "$victim"
 check "victim runs again" wait_job_state "$victim" RUNNING 60
-check "victim resumed from its checkpoint" wait_for 30 grep -q "resumed from checkpoint" victim.err
+check "victim resumed from its checkpoint" wait_for 30 resumed victim.err "$victim" 1
+check "the resume line says when and why the checkpoint was taken" \
+  grep -q "^cedana: resumed from checkpoint [^ ]* taken at $(date +%Y-%m-%d) [0-9:]* [A-Z]* on preemption (job $victim, restart 1, label victim)$" victim.err
 check "victim counts on" wait_for 30 counter_at_least victim.out $((at_preempt + 3))
-first=$(first_counter victim.out)
-check "the resumed counter goes on from $at_preempt (first after requeue: $first), not from 0" \
-  test "$first" -ge "$at_preempt" -a "$first" -le $((at_preempt + 1))
-check "no restart of the script after the requeue" bash -c "! grep -q 'Starting victim' victim.out"
-check "counter consecutive after the resume" consecutive victim.out
+# The seeds' preemptor writes to victim.out and victim.err too: a job without cedana, it
+# emptied them as it started. Then the resumed victim appended to them (job_submit/cedana opens
+# an enabled job's output in append mode), going on where its checkpoint was.
+resumed_after_preemptor() { # victim.out: the preemptor's 0..K, then the victim's AT.. consecutive
+  python3 - "$1" <<'PY'
+import re, sys
+text = open("victim.out").read()
+at = int(sys.argv[1])
+n = [int(m) for m in re.findall(r"^Counter: (\d+)$", text, re.M)]
+ok = text.startswith("Starting preemptor") and "Starting victim" not in text
+ok = ok and any(n[:i] == list(range(i)) and n[i] in (at, at + 1) and n[i:] == list(range(n[i], n[i] + len(n) - i))
+                for i in range(len(n)))
+if not ok: print(f"victim.out: {n[:5]} ... {n[-5:]} (checkpoint at {at})", file=sys.stderr)
+sys.exit(0 if ok else 1)
+PY
+}
+check "victim.out: the preemptor's lines, then the resumed victim's from $at_preempt on, each once" \
+  resumed_after_preemptor "$at_preempt"
 check "SLURM counted one restart" bash -c "scontrol show job $victim | grep -q 'Restarts=1'"
-check "one resume per restart" test "$(grep -c 'resumed from checkpoint' victim.err)" = 1
-follows() { [ -n "$2" ] && [ "$2" -ge "$1" ] && [ "$2" -le $(($1 + 1)) ] && consecutive victim.out; }
-# Preempted twice more: each restart resumes the one before it (SLURM truncates the output at
-# each requeue, so each run's first counter must follow the last one's checkpoint).
+check "one resume per restart" test "$(count_of victim.err 'resumed from checkpoint')" = 1
+# Preempted twice more, by preemptors that write elsewhere: nothing empties the victim's output
+# now, each requeue's run goes on after the one before.
 for restart in 2 3; do
-  preemptor=$(submit -p high -w compute-01 --cpus-per-task="$(nproc)" -o /dev/null preemptor.sbatch)
-  check "preemption $restart: checkpointed" wait_for 30 grep -q "taken on preemption" victim.err
+  preemptor=$(submit -p high -w compute-01 --cpus-per-task="$(nproc)" -o /dev/null -e /dev/null preemptor.sbatch)
+  check "preemption $restart: checkpointed" wait_for 30 bash -c "[ \$(grep -c 'taken on preemption' victim.err) -ge $((restart - 1)) ]"
   at=$(last_counter victim.out)
   wait_job_state "$victim" PENDING 120
   wait_job_state "$preemptor" RUNNING 60
   scancel "$preemptor"
   release_requeue_hold "$victim"
   check "preemption $restart: resumed as restart $restart" \
-    wait_for 60 grep -q "job $victim (restart $restart) resumed from checkpoint" victim.err
+    wait_for 60 resumed victim.err $victim $restart
   check "preemption $restart: counts on" wait_for 30 counter_at_least victim.out $((at + 3))
-  first=$(first_counter victim.out)
-  check "preemption $restart: from $at (first after requeue: $first), continuous" follows "$at" "$first"
+  check "preemption $restart: victim.out kept, each counter once (checkpoint at $at)" \
+    resumed_after_preemptor "$at_preempt"
 done
+check "victim.err: one resume line per restart, in order" \
+  bash -c "grep -o '(job $victim, restart [0-9]*' victim.err | tr -d '(' | paste -sd, | grep -qx 'job $victim, restart 1,job $victim, restart 2,job $victim, restart 3'"
+check "victim.err: and the checkpoint lines of the runs since the seeds' preemptor emptied it" \
+  test "$(count_of victim.err 'taken on preemption')" = 2
 check "SLURM counted three restarts" bash -c "scontrol show job $victim | grep -q 'Restarts=3'"
 workload_pid() { # the host pid of job $1's running workload
   "$CEDANA" ps --json | python3 -c "import json,sys
@@ -113,9 +131,11 @@ check "no process of the cancelled job survives it" wait_for 20 bash -c "! kill 
 at_cancel=$(last_counter victim.out)
 again=$(submit victim.sbatch)
 check "resubmitted victim runs" wait_job_state "$again" RUNNING 30
-check "resubmitted victim resumed (new job id $again)" wait_for 30 grep -q "job $again (restart 0) resumed from checkpoint" victim.err
+check "resubmitted victim resumed (new job id $again)" wait_for 30 resumed victim.err $again 0
 check "and counts on from $at_cancel" wait_for 30 counter_at_least victim.out $((at_cancel + 3))
 first=$(first_counter victim.out)
+# (a new job's first start empties its output files, as SLURM would: the count starts where the
+# cancelled job's checkpoint was)
 check "first counter after resubmission follows the cancelled run ($first vs $at_cancel)" \
   test "$first" -ge "$at_cancel" -a "$first" -le $((at_cancel + 1))
 
@@ -125,6 +145,31 @@ check "cedana dump slurm $again" test -n "$ck"
 n=$(last_counter victim.out)
 check "the job keeps running after cedana dump slurm" wait_for 10 counter_at_least victim.out $((n + 2))
 scancel "$again"; wait_for 20 grep -q "taken on SIGTERM" victim.err
+
+# --- what each checkpoint records; --open-mode=truncate keeps SLURM's truncation ----------------
+reasons_of() { # reasons_of LABEL: "reason/restarts" of its checkpoints, oldest first
+  "$CEDANA" checkpoints --label "$1" --json | python3 -c "import json, sys
+print(' '.join(f\"{c.get('reason') or '-'}/{c.get('restart_count', 0)}\" for c in reversed(json.load(sys.stdin))))"
+}
+check "victim's checkpoints say why and at which restart ($(reasons_of victim))" \
+  test "$(reasons_of victim)" = "preemption/0 preemption/1 preemption/2 scancel/3 manual/0 scancel/0"
+frozen_within_total() { "$CEDANA" checkpoints --label victim --json | python3 -c "import json, sys
+cs = json.load(sys.stdin)
+sys.exit(0 if cs and all(0 < c['frozen_ms'] <= c['duration_ms'] for c in cs) else 1)"; }
+check "each says how long the job was frozen, within how long it took" frozen_within_total
+check "cedana checkpoints shows the reason and the times" \
+  bash -c "\"$CEDANA\" checkpoints --label victim | grep -E ' preemption +[0-9.]+s +[0-9.]+s ' | grep -q ' good$'"
+trunc=$(submit --open-mode=truncate --export=ALL,CEDANA_ENABLE=1,CEDANA_CHECKPOINT=trunc -o trunc.out -e trunc.err victim.sbatch)
+check "--open-mode=truncate: the job counts" wait_for 30 counter_at_least trunc.out 3
+wait_for 20 grep -q "started under cedana" trunc.err
+scontrol requeue "$trunc"
+check "--open-mode=truncate: scontrol requeue checkpoints it" wait_for 30 grep -q "taken on SIGTERM" trunc.err
+release_requeue_hold "$trunc"
+check "--open-mode=truncate: resumed after the requeue" wait_for 60 resumed trunc.err "$trunc" 1
+check "--open-mode=truncate: that checkpoint's reason is requeue" test "$(reasons_of trunc)" = requeue/0
+emptied_at_requeue() { ! grep -q 'Starting victim' trunc.out && [ "$(first_counter trunc.out)" -gt 0 ] 2>/dev/null; }
+check "--open-mode=truncate: SLURM emptied the output at the requeue, as without cedana" wait_for 20 emptied_at_requeue
+scancel "$trunc"
 
 # --- a new label starts fresh; a job without CEDANA_ENABLE is untouched -----------------------
 fresh=$(submit --export=ALL,CEDANA_ENABLE=1,CEDANA_CHECKPOINT=fresh-label -o fresh.out -e fresh.err victim.sbatch)
@@ -164,7 +209,9 @@ if [ "${CLUSTER_PROCTRACK:-}" = linuxproc ]; then
     "$HERE/../workloads/counter.sh")
   # A requeued job is held ~120 s (BeginTime): start it again at once, until it has ended. A
   # requeue passes through states that look final for a moment: only a lasting one ends the wait.
-  final=0
+  # Not in the second of the requeue: slurmd refuses a credential issued in the same second as
+  # the kill of the job's previous run (the run then FAILS; see release_requeue_hold).
+  final=0 pending=0
   for _ in $(seq 400); do
     st=$(job_state "$long")
     [ "$st" = COMPLETED ] && break
@@ -172,14 +219,15 @@ if [ "${CLUSTER_PROCTRACK:-}" = linuxproc ]; then
       FAILED | TIMEOUT | CANCELLED | NODE_FAIL) final=$((final + 1)); [ $final -ge 10 ] && break ;;
       *) final=0 ;;
     esac
-    [ "$st" = PENDING ] && scontrol update jobid="$long" StartTime=now >/dev/null 2>&1
+    if [ "$st" = PENDING ]; then pending=$((pending + 1)); else pending=0; fi
+    [ $pending -ge 2 ] && scontrol update jobid="$long" StartTime=now >/dev/null 2>&1
     sleep 1
   done
   check "time limit: checkpointed before SLURM's limit" grep -q "taken on its time limit" long.err
   requeued_twice() { grep -q "job $long requeued at its time limit (restart 1 of at most 10)" long.err &&
                      grep -q "job $long requeued at its time limit (restart 2 of" long.err; }
   check "time limit: requeued at its limit, and again" requeued_twice
-  check "time limit: each run resumed the one before" grep -q "job $long (restart 2) resumed from checkpoint" long.err
+  check "time limit: each run resumed the one before" resumed long.err $long 2
   check "time limit: the job completed (not TIMEOUT)" \
     bash -c "scontrol show job $long | grep -q 'JobState=COMPLETED'"
   counted_through() { consecutive long.out && [ "$(first_counter long.out)" = 0 ] && [ "$(last_counter long.out)" = 90 ]; }
@@ -226,7 +274,7 @@ python3 -c "import sys; p=sys.argv[1]; b=bytearray(open(p,'rb').read()); b[len(b
   "$T/checkpoints/root/victim/$newest/stream-0"
 j=$(submit victim.sbatch)
 check "with the newest checkpoint corrupted the job resumes from an older one" \
-  wait_for 40 grep -q "job $j (restart 0) resumed from checkpoint" victim.err
+  wait_for 40 resumed victim.err $j 0
 check "the corrupted one was skipped" grep -q "skipped checkpoint $newest" victim.err
 scancel "$j"; wait_for 20 grep -q "taken on SIGTERM" victim.err
 

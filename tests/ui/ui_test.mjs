@@ -31,6 +31,9 @@ const MAINT_JOB = env.MAINT_JOB || '';
 const MAINT_WARNING = env.MAINT_WARNING || '';
 // FINISHED_CHECKPOINT: a checkpoint whose run has ended by itself, to be shown as such.
 const FINISHED_CHECKPOINT = env.FINISHED_CHECKPOINT || '';
+// NOTICE_JOB: a job that started fresh although its label had a checkpoint (it could not be
+// restored), to be marked with the reason in the jobs list.
+const NOTICE_JOB = env.NOTICE_JOB || '';
 
 if (!BASE || !ADMIN_TOKEN) {
   console.error('usage: CONTROLLER_URL=http://host:port ADMIN_TOKEN=... [UI_LABEL=label] [SCREENSHOT_DIR=dir] [CHECKPOINT_WAIT_SECONDS=120] node ui_test.mjs');
@@ -223,6 +226,15 @@ try {
 
     const cpRow = () => page.locator(`${tid('checkpoint-row')}[data-id=${q(checkpointId)}]`);
 
+    await step('the row says why the checkpoint was taken and how long the job was frozen', async () => {
+      const cell = cpRow().locator(tid('checkpoint-reason'));
+      const reason = await cell.getAttribute('data-reason');
+      expect(reason === 'policy', `reason cell says "${reason}", not "policy"`);
+      const frozen = (await cell.locator(tid('checkpoint-frozen')).textContent()).trim();
+      expect(/^frozen \d+(\.\d)? s of \d+(\.\d)? s$/.test(frozen), `frozen time shown as "${frozen}"`);
+      return `${reason}, ${frozen}`;
+    });
+
     await step('inspect the checkpoint', async () => {
       await cpRow().locator(tid('checkpoint-inspect')).click();
       const detail = page.locator(tid('checkpoint-detail'));
@@ -276,6 +288,19 @@ try {
       const restorable = await row.locator(tid('checkpoint-restore')).isEnabled();
       expect(restorable, 'a finished run\'s checkpoint can no longer be restored by id');
       return 'badge shown, Restore still enabled';
+    });
+  }
+
+  if (NOTICE_JOB) {
+    await step(`job ${NOTICE_JOB}, started fresh although it had a checkpoint, is marked with the reason`, async () => {
+      await page.locator(tid('nav-jobs')).click();
+      const badge = page.locator(`${tid('job-row')}[data-id=${q(NOTICE_JOB)}] ${tid('job-notice')}`);
+      await badge.waitFor({ timeout: 30_000 });
+      const text = (await badge.textContent()).trim();
+      const why = await badge.getAttribute('title');
+      expect(text === 'started fresh', `badge says "${text}"`);
+      expect(/^started fresh: no checkpoint of label ui-broken could be restored .*checksum mismatch/.test(why), `its title says "${why}"`);
+      return `"${text}": ${why.slice(0, 80)}…`;
     });
   }
 

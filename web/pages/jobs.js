@@ -55,7 +55,11 @@ export default {
         h('td', {}, dash(j.partition)),
         h('td', {}, mono(j.node)),
         h('td', {}, badge(j.state)),
-        h('td', {}, j.enabled ? badge('enabled', 'good') : h('span', { class: 'muted' }, 'off')),
+        h('td', {}, j.enabled ? badge('enabled', 'good') : h('span', { class: 'muted' }, 'off'),
+          // A checkpoint that failed or was refused, or a fresh start although the label had
+          // checkpoints: the reason, as the job's stderr has it.
+          j.notice ? h('span', { class: 'badge s-failed', 'data-testid': 'job-notice', title: `${j.notice} (${time(j.notice_at_ms)})` },
+            /^started fresh/.test(j.notice) ? 'started fresh' : /refused/.test(j.notice) ? 'checkpoint refused' : 'checkpoint failed') : null),
         h('td', {}, j.label
           ? h('a', { href: `#/checkpoints?label=${encodeURIComponent(j.label)}`, class: 'mono label-cell', title: `Checkpoints labelled ${j.label}` }, String(j.label))
           : h('span', { class: 'muted' }, '—')),

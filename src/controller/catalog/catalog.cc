@@ -18,7 +18,10 @@ std::string HashToken(const std::string& token) { return image::Sha256Hex(token)
 
 constexpr char kJobColumns[] =
     "j.job_id, j.name, j.user_name, j.partition_name, j.node, j.state, j.start_time, "
-    "m.label, m.agent_node";
+    "m.label, m.agent_node, n.text, n.at_ms";
+// Every job query: its managed workload (if any) and its notice (if any).
+constexpr char kJobJoins[] =
+    "jobs j LEFT JOIN managed_jobs m ON m.job_id = j.job_id LEFT JOIN job_notices n ON n.job_id = j.job_id";
 
 JobRecord JobOf(const SqlRow& r) {
   JobRecord j;
@@ -32,12 +35,14 @@ JobRecord JobOf(const SqlRow& r) {
   j.enabled = r.cells[7].has_value();
   j.label = r.Text(7);
   j.agent_node = r.Text(8);
+  j.notice = r.Text(9);
+  j.notice_at_ms = r.OptionalInt(10).value_or(0);
   return j;
 }
 
 constexpr char kCheckpointColumns[] =
     "id, owner, label, job_id, node, created_ms, size, image_size, codec, streams, state, "
-    "location, policy_id, manifest, run";
+    "location, policy_id, manifest, run, reason, restart_count, frozen_ms, duration_ms";
 
 CheckpointRecord CheckpointOf(const SqlRow& r) {
   CheckpointRecord c;
@@ -56,6 +61,10 @@ CheckpointRecord CheckpointOf(const SqlRow& r) {
   c.policy_id = r.OptionalInt(12);
   c.manifest = r.Text(13);
   c.run = r.Text(14);
+  c.reason = r.Text(15);
+  c.restart_count = r.Int(16);
+  c.frozen_ms = r.Int(17);
+  c.duration_ms = r.Int(18);
   return c;
 }
 
@@ -80,7 +89,7 @@ Result<PolicyRecord> PolicyOf(const SqlRow& r) {
 
 constexpr char kOperationColumns[] =
     "id, kind, job_id, checkpoint_id, node, policy_id, owner, state, phase, done_bytes, "
-    "total_bytes, error, created_ms, finished_ms";
+    "total_bytes, error, created_ms, finished_ms, reason";
 
 OperationRecord OperationOf(const SqlRow& r) {
   OperationRecord o;
@@ -98,6 +107,7 @@ OperationRecord OperationOf(const SqlRow& r) {
   o.error = r.cells[11];
   o.created_ms = r.Int(12);
   o.finished_ms = r.OptionalInt(13);
+  o.reason = r.Text(14);
   return o;
 }
 
@@ -221,7 +231,8 @@ Status Catalog::SyncJobs(const std::vector<JobRecord>& jobs) {
         "state = excluded.state, start_time = excluded.start_time, updated_ms = excluded.updated_ms",
         {j.job_id, j.name, j.user, j.partition, j.node, j.state, j.start_time, now}));
   }
-  return db_->Exec("DELETE FROM jobs WHERE updated_ms < ?", {now});
+  CEDANA_RETURN_IF_ERROR(db_->Exec("DELETE FROM jobs WHERE updated_ms < ?", {now}));
+  return db_->Exec("DELETE FROM job_notices WHERE job_id NOT IN (SELECT job_id FROM jobs)");
 }
 
 Status Catalog::SyncManagedJobs(const std::string& agent_node, const std::vector<ManagedJob>& jobs) {
@@ -233,13 +244,19 @@ Status Catalog::SyncManagedJobs(const std::string& agent_node, const std::vector
         "label = excluded.label, user_name = excluded.user_name, status = excluded.status, "
         "updated_ms = excluded.updated_ms",
         {m.job_id, agent_node, m.label, m.user, m.status, now}));
+    // The newest notice of the job stays after its workload is gone (a requeue starts another).
+    if (!m.notice.empty())
+      CEDANA_RETURN_IF_ERROR(db_->Exec(
+          "INSERT INTO job_notices (job_id, text, at_ms) VALUES (?, ?, ?) ON CONFLICT (job_id) DO UPDATE "
+          "SET text = excluded.text, at_ms = excluded.at_ms WHERE excluded.at_ms > job_notices.at_ms",
+          {m.job_id, m.notice, m.notice_at_ms}));
   }
   return db_->Exec("DELETE FROM managed_jobs WHERE agent_node = ? AND updated_ms < ?", {agent_node, now});
 }
 
 Result<std::vector<JobRecord>> Catalog::ListJobs(const std::optional<std::string>& user) {
   std::string sql = fmt::format(
-      "SELECT {} FROM jobs j LEFT JOIN managed_jobs m ON m.job_id = j.job_id", kJobColumns);
+      "SELECT {} FROM {}", kJobColumns, kJobJoins);
   std::vector<SqlValue> params;
   if (user.has_value()) {
     sql += " WHERE j.user_name = ?";
@@ -254,9 +271,7 @@ Result<std::vector<JobRecord>> Catalog::ListJobs(const std::optional<std::string
 
 Result<JobRecord> Catalog::GetJob(int64_t job_id) {
   CEDANA_ASSIGN_OR_RETURN(
-      auto rows, db_->Query(fmt::format("SELECT {} FROM jobs j LEFT JOIN managed_jobs m ON m.job_id = "
-                                        "j.job_id WHERE j.job_id = ?",
-                                        kJobColumns),
+      auto rows, db_->Query(fmt::format("SELECT {} FROM {} WHERE j.job_id = ?", kJobColumns, kJobJoins),
                             {job_id}));
   if (rows.empty()) return NotFoundError(fmt::format("job {} not found", job_id));
   return JobOf(rows[0]);
@@ -267,12 +282,14 @@ Result<JobRecord> Catalog::GetJob(int64_t job_id) {
 Status Catalog::UpsertCheckpoint(const CheckpointRecord& c) {
   return db_->Exec(
       "INSERT INTO checkpoints (id, owner, label, job_id, node, created_ms, size, image_size, codec, "
-      "streams, state, location, policy_id, manifest, run) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+      "streams, state, location, policy_id, manifest, run, reason, restart_count, frozen_ms, duration_ms) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
       "ON CONFLICT (id) DO UPDATE SET state = excluded.state, location = excluded.location, "
       "size = excluded.size, manifest = excluded.manifest, run = excluded.run, "
       "policy_id = COALESCE(checkpoints.policy_id, excluded.policy_id)",
       {c.id, c.owner, c.label, SqlOptional(c.job_id), c.node, c.created_ms, c.size, c.image_size,
-       c.codec, c.streams, c.state, c.location, SqlOptional(c.policy_id), c.manifest, c.run});
+       c.codec, c.streams, c.state, c.location, SqlOptional(c.policy_id), c.manifest, c.run, c.reason,
+       c.restart_count, c.frozen_ms, c.duration_ms});
 }
 
 Status Catalog::SyncCheckpoints(const std::vector<CheckpointRecord>& found) {
@@ -389,9 +406,9 @@ Result<OperationRecord> Catalog::CreateOperation(const OperationRecord& o) {
   CEDANA_ASSIGN_OR_RETURN(
       auto rows,
       db_->Query("INSERT INTO operations (kind, job_id, checkpoint_id, node, policy_id, owner, state, "
-                 "created_ms) VALUES (?, ?, ?, ?, ?, ?, 'queued', ?) RETURNING id",
+                 "created_ms, reason) VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?) RETURNING id",
                  {o.kind, SqlOptional(o.job_id), SqlOptional(o.checkpoint_id), o.node,
-                  SqlOptional(o.policy_id), o.owner, NowMs()}));
+                  SqlOptional(o.policy_id), o.owner, NowMs(), o.reason}));
   return GetOperation(rows.at(0).Int(0));
 }
 

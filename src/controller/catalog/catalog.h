@@ -40,12 +40,18 @@ struct JobRecord {
   bool enabled = false;
   std::string label;
   std::string agent_node;
+  // What its owner should know, from the node daemon: its last checkpoint failed or was
+  // refused, or it started fresh although its label had checkpoints. "" when nothing.
+  std::string notice;
+  int64_t notice_at_ms = 0;
 };
 
 // A node daemon's report of one managed SLURM job.
 struct ManagedJob {
   int64_t job_id = 0;
   std::string label, user, status;
+  std::string notice;  // "" = none (JobRecord::notice)
+  int64_t notice_at_ms = 0;
 };
 
 struct CheckpointRecord {
@@ -62,6 +68,10 @@ struct CheckpointRecord {
   std::optional<int64_t> policy_id;
   std::string manifest;  // the manifest JSON
   std::string run = "open";  // "finished": its run ended by itself (image/lineage.h)
+  // From the manifest: why it was taken ("" before reasons), the job's restarts then, how long
+  // the job was stopped for it and how long it took from the request to its commit.
+  std::string reason;
+  int64_t restart_count = 0, frozen_ms = 0, duration_ms = 0;
 };
 
 struct CheckpointFilter {
@@ -103,6 +113,7 @@ struct OperationRecord {
   std::optional<std::string> error;
   int64_t created_ms = 0;
   std::optional<int64_t> finished_ms;
+  std::string reason = "manual";  // dump: recorded with its checkpoint (common/checkpoint_reason.h)
 };
 
 // A MAINT reservation as the controller tracks it (controller/maintenance/).

@@ -123,8 +123,29 @@ TEST(CatalogTest, JobsJoinWhatNodeDaemonsManage) {
   EXPECT_EQ(j7->agent_node, "node-a");
   EXPECT_FALSE(c->GetJob(8)->enabled);
   EXPECT_EQ(c->ListJobs(std::string("bob"))->size(), 1u);
+  EXPECT_EQ(j7->notice, "");
   ASSERT_TRUE(c->SyncJobs({}).ok());  // jobs slurmctld forgot are gone
   EXPECT_EQ(c->GetJob(7).error().code(), Code::kNotFound);
+}
+
+TEST(CatalogTest, AJobKeepsItsNewestNoticeAfterItsWorkloadIsGone) {
+  auto c = MemoryCatalog();
+  ASSERT_TRUE(c->SyncJobs({{7, "victim", "alice", "high", "compute-01", "RUNNING", 1}}).ok());
+  ManagedJob refused{7, "l", "alice", "running", "checkpoint on preemption refused: TCP", 2000};
+  ASSERT_TRUE(c->SyncManagedJobs("node-a", {refused}).ok());
+  EXPECT_EQ(c->GetJob(7)->notice, "checkpoint on preemption refused: TCP");
+  EXPECT_EQ(c->GetJob(7)->notice_at_ms, 2000);
+  ManagedJob older = refused;  // a report that crossed a newer one
+  older.notice = "started fresh";
+  older.notice_at_ms = 1000;
+  ASSERT_TRUE(c->SyncManagedJobs("node-a", {older}).ok());
+  EXPECT_EQ(c->GetJob(7)->notice, "checkpoint on preemption refused: TCP");
+  ASSERT_TRUE(c->SyncManagedJobs("node-a", {}).ok());  // requeued: no workload now
+  EXPECT_FALSE(c->GetJob(7)->enabled);
+  EXPECT_EQ(c->ListJobs(std::nullopt)->at(0).notice, "checkpoint on preemption refused: TCP");
+  ASSERT_TRUE(c->SyncJobs({}).ok());
+  ASSERT_TRUE(c->SyncJobs({{7, "victim", "alice", "high", "compute-01", "RUNNING", 1}}).ok());
+  EXPECT_EQ(c->GetJob(7)->notice, "");  // gone with the job
 }
 
 TEST(CatalogTest, OperationsAreClaimedOnce) {
@@ -134,9 +155,11 @@ TEST(CatalogTest, OperationsAreClaimedOnce) {
   op.job_id = 7;
   op.node = "node-a";
   op.owner = "alice";
+  op.reason = "policy";
   auto created = c->CreateOperation(op);
   ASSERT_TRUE(created.has_value()) << created.error().ToString();
   EXPECT_EQ(created->state, "queued");
+  EXPECT_EQ(created->reason, "policy");
   EXPECT_EQ(c->ClaimOperations("node-b")->size(), 0u);
   auto claimed = c->ClaimOperations("node-a");
   ASSERT_EQ(claimed->size(), 1u);
@@ -155,6 +178,10 @@ TEST(CatalogTest, OperationsAreClaimedOnce) {
 TEST(CatalogTest, CheckpointIndexFollowsStorage) {
   auto c = MemoryCatalog();
   CheckpointRecord a{"20261130-000001-aaaa", "alice", "l", 7, "n", 1000, 10, 20, "zstd", 1, "good", "/x", std::nullopt, "{}"};
+  a.reason = "preemption";
+  a.restart_count = 2;
+  a.frozen_ms = 1500;
+  a.duration_ms = 2500;
   CheckpointRecord b = a;
   b.id = "20261130-000002-bbbb";
   b.created_ms = 2000;
@@ -167,6 +194,10 @@ TEST(CatalogTest, CheckpointIndexFollowsStorage) {
   list = c->ListCheckpoints({std::string("alice"), std::string("l"), 7});
   ASSERT_EQ(list->size(), 1u);
   EXPECT_EQ(list->at(0).policy_id.value_or(0), 3);  // kept across syncs
+  EXPECT_EQ(list->at(0).reason, "preemption");
+  EXPECT_EQ(list->at(0).restart_count, 2);
+  EXPECT_EQ(list->at(0).frozen_ms, 1500);
+  EXPECT_EQ(list->at(0).duration_ms, 2500);
   EXPECT_EQ(c->GetCheckpoint(b.id).error().code(), Code::kNotFound);
 }
 

@@ -125,6 +125,18 @@ CREATE INDEX maintenance_moves_window ON maintenance_moves (window_name);
       {4, "checkpoints say whether their run has finished (lineages)", R"(
 ALTER TABLE checkpoints ADD COLUMN run TEXT NOT NULL DEFAULT 'open';
 )"},
+      {5, "checkpoints say why they were taken and how long the job was frozen; jobs say what went wrong", R"(
+ALTER TABLE checkpoints ADD COLUMN reason TEXT NOT NULL DEFAULT '';
+ALTER TABLE checkpoints ADD COLUMN restart_count BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE checkpoints ADD COLUMN frozen_ms BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE checkpoints ADD COLUMN duration_ms BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE operations ADD COLUMN reason TEXT NOT NULL DEFAULT 'manual';
+CREATE TABLE job_notices (
+  job_id BIGINT PRIMARY KEY,
+  text TEXT NOT NULL,
+  at_ms BIGINT NOT NULL
+);
+)"},
   };
   return all;
 }

@@ -36,6 +36,9 @@ void ApiServer::RegisterAgentRoutes() {
       m.label = w.value("label", "");
       m.user = w.value("user", "");
       m.status = w.value("status", "");
+      // What the node says went wrong, bounded: it is shown to the job's owner as it is.
+      if (w.contains("notice") && w["notice"].is_string()) m.notice = w["notice"].get<std::string>().substr(0, 2000);
+      if (w.contains("notice_at_ms") && w["notice_at_ms"].is_number_integer()) m.notice_at_ms = w["notice_at_ms"].get<int64_t>();
       if (m.job_id > 0) jobs.push_back(std::move(m));
     }
     CEDANA_RETURN_IF_ERROR(catalog_.TouchNode(node, body.value("version", "")));

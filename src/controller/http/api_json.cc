@@ -20,7 +20,8 @@ constexpr int64_t kNodeDownAfterMs = 30000;
 nlohmann::json ToJson(const JobRecord& j) {
   return {{"job_id", j.job_id},       {"name", j.name},   {"user", j.user},
           {"partition", j.partition}, {"node", j.node},   {"state", j.state},
-          {"enabled", j.enabled},     {"label", j.label}, {"start_time", j.start_time}};
+          {"enabled", j.enabled},     {"label", j.label}, {"start_time", j.start_time},
+          {"notice", j.notice},       {"notice_at_ms", j.notice_at_ms}};
 }
 
 nlohmann::json ToJson(const WindowRecord& w) {
@@ -54,6 +55,10 @@ nlohmann::json ToJson(const CheckpointRecord& c, bool with_manifest) {
                       {"streams", c.streams},
                       {"state", c.state},
                       {"run", c.run},
+                      {"reason", c.reason},
+                      {"restart_count", c.restart_count},
+                      {"frozen_ms", c.frozen_ms},
+                      {"duration_ms", c.duration_ms},
                       {"location", c.location},
                       {"policy_id", Nullable(c.policy_id)}};
   if (with_manifest) {
@@ -88,6 +93,7 @@ nlohmann::json ToJson(const OperationRecord& o) {
           {"checkpoint_id", Nullable(o.checkpoint_id)},
           {"node", o.node},
           {"policy_id", Nullable(o.policy_id)},
+          {"reason", o.reason},
           {"owner", o.owner},
           {"state", o.state},
           {"phase", o.phase},

@@ -33,6 +33,7 @@ MoveRecord Move(Catalog& catalog, const PlannedMove& m, bool requeue_enabled) {
   op.job_id = m.job.job_id;
   op.node = m.job.agent_node;
   op.owner = m.job.user;
+  op.reason = "maintenance";
   Result<OperationRecord> created = catalog.CreateOperation(op);
   rec.action = created.has_value() ? "checkpointed" : "failed";
   rec.detail = created.has_value()

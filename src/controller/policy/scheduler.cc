@@ -41,6 +41,7 @@ Result<int> SchedulePolicies(Catalog& catalog, int64_t now_ms) {
       op.job_id = j.job_id;
       op.node = j.agent_node;
       op.policy_id = p.id;
+      op.reason = "policy";
       op.owner = j.user;
       CEDANA_ASSIGN_OR_RETURN(OperationRecord created, catalog.CreateOperation(op));
       CEDANA_RETURN_IF_ERROR(catalog.SetPolicyLastRun(p.id, now_ms));

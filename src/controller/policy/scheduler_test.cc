@@ -64,6 +64,7 @@ TEST(SchedulerTest, QueuesWhenDueAndNotTwice) {
   ASSERT_EQ(ops->size(), 1u);
   EXPECT_EQ(ops->at(0).node, "node-a");
   EXPECT_EQ(ops->at(0).owner, "alice");
+  EXPECT_EQ(ops->at(0).reason, "policy");  // recorded with the checkpoint it makes
 }
 
 TEST(SchedulerTest, MaxCheckpointsKeepsTheNewestOfThePolicy) {

@@ -83,6 +83,10 @@ Status CheckpointIndexer::Refresh() {
     c.streams = static_cast<int64_t>(m->streams.size());
     c.state = "good";
     c.location = store->Describe() + "/" + path;
+    c.reason = m->reason;
+    c.restart_count = m->restart_count;
+    c.frozen_ms = m->frozen_ms;
+    c.duration_ms = m->duration_ms;
     c.manifest = *text;
     now[path] = c;
     found.push_back(std::move(c));
