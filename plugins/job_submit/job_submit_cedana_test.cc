@@ -159,14 +159,20 @@ TEST_F(JobSubmitPlugin, EnabledJobAppendsToItsOutputAcrossRequeues) {
   EXPECT_EQ(Env(job).back(), "CEDANA_OUTPUT_APPEND=1");
 }
 
-TEST_F(JobSubmitPlugin, AnOpenModeTheOwnerChoseIsKept) {
-  for (uint8_t mode : {OPEN_MODE_TRUNCATE, OPEN_MODE_APPEND}) {
-    job_desc_msg_t job = Job("#!/bin/bash\nhostname\n", {"CEDANA_ENABLE=1"});
-    job.open_mode = mode;  // --open-mode=truncate|append
-    ASSERT_EQ(submit_(&job, 1000, &err_), SLURM_SUCCESS);
-    EXPECT_EQ(job.open_mode, mode);
-    EXPECT_EQ(Env(job), (std::vector<std::string>{"CEDANA_ENABLE=1", "CEDANA_PREEMPT_NOTICE=USR1"}));
-  }
+TEST_F(JobSubmitPlugin, TruncateModeTheOwnerChoseIsKept) {
+  job_desc_msg_t job = Job("#!/bin/bash\nhostname\n", {"CEDANA_ENABLE=1"});
+  job.open_mode = OPEN_MODE_TRUNCATE;  // --open-mode=truncate
+  ASSERT_EQ(submit_(&job, 1000, &err_), SLURM_SUCCESS);
+  EXPECT_EQ(job.open_mode, OPEN_MODE_TRUNCATE);
+  EXPECT_EQ(Env(job), (std::vector<std::string>{"CEDANA_ENABLE=1", "CEDANA_PREEMPT_NOTICE=USR1"}));
+}
+
+TEST_F(JobSubmitPlugin, AppendModeTheOwnerChoseIsNotMarked) {
+  job_desc_msg_t job = Job("#!/bin/bash\nhostname\n", {"CEDANA_ENABLE=1"});
+  job.open_mode = OPEN_MODE_APPEND;  // --open-mode=append: the proxy must not empty the files
+  ASSERT_EQ(submit_(&job, 1000, &err_), SLURM_SUCCESS);
+  EXPECT_EQ(job.open_mode, OPEN_MODE_APPEND);
+  EXPECT_EQ(Env(job), (std::vector<std::string>{"CEDANA_ENABLE=1", "CEDANA_PREEMPT_NOTICE=USR1"}));
 }
 
 TEST_F(JobSubmitPlugin, ASiteThatAppendsByDefaultIsLeftAlone) {
