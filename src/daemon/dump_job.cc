@@ -182,10 +182,10 @@ std::string KernelRelease() {
   return ::uname(&u) == 0 ? u.release : "";
 }
 
-Result<DumpOutcome> DumpOnce(Node& node, const Caller& caller, const DumpOptions& options,
-                             const DumpProgress& progress) {
+// The dump of a resolved target (its owner checked): everything after ResolveTarget.
+Result<DumpOutcome> DumpTarget(Node& node, const Target& target, const DumpOptions& options,
+                               const DumpProgress& progress) {
   auto started = std::chrono::steady_clock::now();
-  CEDANA_ASSIGN_OR_RETURN(Target target, ResolveTarget(node, caller, options));
   std::unique_lock<std::mutex> lock;
   if (!target.workload_id.empty()) lock = node.LockWorkload(target.workload_id);
 
@@ -407,19 +407,17 @@ std::string DumpImagesName(const std::string& checkpoint_id) { return "dump-" + 
 
 Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions& options,
                             const DumpProgress& progress) {
-  Result<DumpOutcome> out = DumpOnce(node, caller, options, progress);
-  if (out.has_value() || options.workload_id.empty()) return out;
+  // A workload that does not exist, is not the caller's or is not running: nothing to tell.
+  CEDANA_ASSIGN_OR_RETURN(const Target target, ResolveTarget(node, caller, options));
+  Result<DumpOutcome> out = DumpTarget(node, target, options, progress);
   // A checkpoint of the job that did not happen: its owner sees why in the jobs list (the
-  // job's stderr says it too, when the proxy asked). Not a caller's mistake (a wrong option,
-  // another user's workload, one that does not exist).
-  const Code code = out.error().code();
-  if (code == Code::kInvalidArgument || code == Code::kNotFound || code == Code::kPermissionDenied) return out;
-  Result<WorkloadSpec> spec = node.records().LoadSpec(options.workload_id);
-  if (!spec.has_value() || (!caller.IsRoot() && spec->uid != caller.uid)) return out;
+  // job's stderr says it too, when the proxy asked); a wrong option is the caller's mistake.
+  const Code code = out.has_value() ? Code::kOk : out.error().code();
+  if (code == Code::kOk || code == Code::kInvalidArgument || target.workload_id.empty()) return out;
   const std::string text = fmt::format("checkpoint on {} {}: {}", ReasonPhrase(options.reason),
                                        code == Code::kUnsupported ? "refused" : "failed", out.error().message());
-  if (Status s = node.records().SaveNotice(options.workload_id, {text, NowMs()}); !s.ok())
-    log::Warn("dump: recording the notice of workload {}: {}", options.workload_id, s.ToString());
+  if (Status s = node.records().SaveNotice(target.workload_id, {text, NowMs()}); !s.ok())
+    log::Warn("dump: recording the notice of workload {}: {}", target.workload_id, s.ToString());
   return out;
 }
 

@@ -123,13 +123,14 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
   CEDANA_RETURN_IF_ERROR(CheckOwnerPid(caller, req.owner_pid));
   CEDANA_RETURN_IF_ERROR(CheckOutputPath(caller, req.stdout_path));
   CEDANA_RETURN_IF_ERROR(CheckOutputPath(caller, req.stderr_path));
+  const uint32_t restart_count = RestartCountIn(req.env);
   if (req.restore_label) {
     RestoreOptions o;
     o.label = req.label;
     o.stdout_path = req.stdout_path;
     o.stderr_path = req.stderr_path;
     o.job_id = req.job_id;
-    o.restart_count = RestartCountIn(req.env);
+    o.restart_count = restart_count;
     o.owner_pid = req.owner_pid;
     o.callers_own_only = true;
     Result<RestoreOutcome> r = RunRestore(node, caller, o, {});
@@ -174,7 +175,7 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
     spec.env.push_back("CEDANA_ADDED_ENV=UCX_POSIX_USE_PROC_LINK");
   }
   spec.job_id = req.job_id;
-  spec.restart_count = RestartCountIn(req.env);
+  spec.restart_count = restart_count;
   spec.created_at_ms = NowMs();
   spec.stdout_path = req.stdout_path;
   if (spec.stdout_path.empty()) spec.stdout_path = node.records().DirOf(spec.id) + "/output.log";
