@@ -181,8 +181,9 @@ build_project() {
   "$ROOT/scripts/make_bundle.sh" /usr/local /usr/local/share/cedana/bundles >/dev/null
 }
 
-# The web UI's browser test drives Debian's Chromium with playwright-core from npm, run by
-# Node.js: Debian's nodejs and npm unless the machine has a node and an npm of its own.
+# The web UI's charting library and its browser test come from npm (the test drives Debian's
+# Chromium with playwright-core, run by Node.js): Debian's nodejs and npm unless the machine has
+# a node and an npm of its own.
 install_ui_test_deps() {
   if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
     log "debian packages: installing nodejs npm (the web UI test)"
@@ -198,6 +199,8 @@ install_packages
 install_criu
 prepare_slurm_source
 install_ui_test_deps
+log "npm: the web UI's charting library (web/vendor/)"
+"$ROOT/scripts/vendor_web.sh"
 [ "${1:-}" = --deps ] && exit 0
 build_project
 log "done: $(command -v cedana) ($(cedana version 2>/dev/null | head -n1))"

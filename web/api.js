@@ -115,6 +115,7 @@ const enc = encodeURIComponent;
 export const api = {
   whoami: (opts) => request('GET', '/v1/whoami', opts),
   jobs: (query) => request('GET', '/v1/jobs', { query }).then((d) => asList(d, 'jobs')),
+  jobTimeline: (jobId) => request('GET', `/v1/jobs/${enc(jobId)}/timeline`),
   checkpointJob: (jobId) => request('POST', `/v1/jobs/${enc(jobId)}/checkpoint`, { body: {} }),
   checkpoints: (query) =>
     request('GET', '/v1/checkpoints', { query }).then((d) => asList(d, 'checkpoints')),

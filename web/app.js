@@ -8,9 +8,10 @@ import checkpointsPage from './pages/checkpoints.js';
 import policiesPage from './pages/policies.js';
 import nodesPage from './pages/nodes.js';
 import maintenancePage from './pages/maintenance.js';
+import jobPage from './pages/job.js';
 
 const POLL_MS = 2000;
-const PAGES = [jobsPage, checkpointsPage, policiesPage, maintenancePage, nodesPage];
+const PAGES = [jobsPage, checkpointsPage, policiesPage, maintenancePage, nodesPage, jobPage];
 const DEFAULT_ROUTE = 'checkpoints';
 
 const appEl = document.getElementById('app');
@@ -110,7 +111,7 @@ onUnauthorized((e) => {
 function startApp(me) {
   state.me = { user: String(me && me.user !== undefined ? me.user : '?'), admin: !!(me && me.admin) };
   const nav = h('nav', { class: 'nav' },
-    PAGES.filter((p) => !p.adminOnly || state.me.admin).map((p) =>
+    PAGES.filter((p) => !p.hidden && (!p.adminOnly || state.me.admin)).map((p) =>
       h('a', { href: `#/${p.id}`, class: 'nav-link', 'data-testid': `nav-${p.id}`, 'data-page': p.id }, p.title)),
   );
   const updated = h('span', { class: 'last-updated', 'data-testid': 'last-updated', title: 'Pages refresh every 2 s' }, '');
@@ -164,7 +165,7 @@ function route() {
     location.replace(`#/${DEFAULT_ROUTE}`);
     return;
   }
-  for (const a of state.shell.nav.querySelectorAll('a')) a.classList.toggle('active', a.dataset.page === page.id);
+  for (const a of state.shell.nav.querySelectorAll('a')) a.classList.toggle('active', a.dataset.page === (page.navId || page.id));
   if (state.pageId === page.id && state.page) {
     if (state.page.onParams) state.page.onParams(r.params, r.rest);
     return;

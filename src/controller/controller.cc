@@ -91,12 +91,14 @@ class Watcher {
 
  private:
   void SyncJobs() {
-    Result<std::vector<JobRecord>> jobs = LoadSlurmJobs();
-    if (!jobs.has_value()) {
-      Report("slurm", jobs.error());
+    Result<SlurmJobs> slurm = LoadSlurmJobs();
+    if (!slurm.has_value()) {
+      Report("slurm", slurm.error());
       return;
     }
-    Report("slurm", catalog_.SyncJobs(*jobs));
+    Status synced = catalog_.SyncJobs(slurm->jobs);
+    if (synced.ok()) synced = catalog_.RecordJobEvents(slurm->events);
+    Report("slurm", synced);
   }
 
   // A policy's dump is done: tag the checkpoint with its policy and apply the policy's limit.

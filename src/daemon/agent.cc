@@ -76,7 +76,11 @@ void Agent::Tick() {
       nlohmann::json w = {{"job_id", std::stoll(spec->job_id)},
                           {"label", spec->label},
                           {"user", UserName(spec->uid)},
-                          {"status", StatusName(state->status)}};
+                          {"status", StatusName(state->status)},
+                          // The run, for the job's timeline: which restart, since when, from what.
+                          {"restart_count", spec->restart_count},
+                          {"started_at_ms", state->started_at_ms},
+                          {"restored_from", spec->restored_from}};
       if (auto notice = node_.records().LoadNotice(id)) {
         w["notice"] = notice->text;
         w["notice_at_ms"] = notice->at_ms;

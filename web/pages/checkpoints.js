@@ -5,6 +5,7 @@ import { h, syncRows, badge, replaceChildren } from '../dom.js';
 import { bytes, time, ago, percent, seconds } from '../format.js';
 import { showError, showInfo, errorText, confirmDialog } from '../ui.js';
 import { settle, raise, table, pageHeader, mono, dash } from './common.js';
+import { labelPlot } from './label_plot.js';
 
 const RECENT_OPS = 5;
 const KIND = { dump: 'checkpoint', restore: 'restore' };
@@ -66,11 +67,13 @@ export default {
       { testid: 'checkpoints-table' },
     );
 
+    const plot = labelPlot();
     const drawer = h('aside', { class: 'drawer', 'data-testid': 'checkpoint-detail', hidden: true, 'aria-label': 'Checkpoint details' });
 
     root.appendChild(h('section', { class: 'page' },
       pageHeader('Checkpoints', fLabel, fUser, fJob, count),
       opsPanel,
+      plot.el,
       h('div', { class: 'panel panel-flush' }, t.el),
       drawer));
 
@@ -308,6 +311,7 @@ export default {
         if (cps) {
           checkpoints = cps.slice().sort((a, b) => (Number(b.created_ms) || 0) - (Number(a.created_ms) || 0) || String(b.id).localeCompare(String(a.id)));
           render();
+          plot.update(f.label, visible(checkpoints));
         }
         if (running || all) renderOps(running, all);
         raise(errors);
@@ -319,6 +323,7 @@ export default {
       },
       unmount() {
         alive = false;
+        plot.detach();
         clearTimeout(debounce);
         document.removeEventListener('keydown', onKey);
       },

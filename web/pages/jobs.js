@@ -49,7 +49,7 @@ export default {
       const can = !!j.enabled && running;
       const busy = pending.has(j.job_id);
       return h('tr', { 'data-testid': 'job-row', 'data-id': j.job_id, 'data-state': j.state || '' },
-        h('td', { class: 'num' }, mono(j.job_id)),
+        h('td', { class: 'num' }, h('a', { href: `#/job/${encodeURIComponent(j.job_id)}`, class: 'mono', 'data-testid': 'job-timeline-link', title: `Job ${j.job_id}'s timeline` }, String(j.job_id))),
         h('td', {}, dash(j.name)),
         h('td', {}, dash(j.user)),
         h('td', {}, dash(j.partition)),

@@ -1,8 +1,28 @@
-// Nodes page (admin token only): the node daemons that registered with the controller.
+// Nodes page (admin token only): the node daemons that registered with the controller, and
+// each node's checkpoint throughput over time (each checkpoint's size over the time it took).
 import { api } from '../api.js';
-import { h, syncRows, badge } from '../dom.js';
-import { time, ago } from '../format.js';
+import { h, syncRows, badge, replaceChildren } from '../dom.js';
+import { time, ago, bytes, seconds } from '../format.js';
+import { ChartSlot, drawSeries, legend } from '../charts.js';
 import { settle, raise, table, pageHeader, mono } from './common.js';
+
+const MIB = 1024 * 1024;
+
+// One series per node: MiB/s of each of its checkpoints that recorded how long it took.
+function throughputByNode(checkpoints) {
+  const by = new Map();
+  for (const c of checkpoints) {
+    if (!c.node || !(Number(c.duration_ms) > 0) || !c.created_ms) continue;
+    if (!by.has(c.node)) by.set(c.node, []);
+    by.get(c.node).push({
+      x: c.created_ms,
+      y: Number(c.size) / MIB / (c.duration_ms / 1000),
+      text: `${time(c.created_ms)} on ${c.node}: ${bytes(c.size)} in ${seconds(c.duration_ms)}`,
+    });
+  }
+  return [...by.entries()].sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, points]) => ({ name, kind: 'throughput', points: points.sort((a, b) => a.x - b.x) }));
+}
 
 export default {
   id: 'nodes',
@@ -12,16 +32,27 @@ export default {
     let alive = true;
     const count = h('span', { class: 'muted', 'data-testid': 'nodes-count' }, '');
     const t = table(['Node', 'Version', 'Status', 'Last seen', 'Last seen at'], { testid: 'nodes-table' });
+    const slot = new ChartSlot('node-throughput-chart');
+    const key = h('div');
     root.appendChild(h('section', { class: 'page' },
       pageHeader('Nodes', count),
       h('p', { class: 'page-hint muted' }, 'Node daemons registered with this controller. A node is up when it was seen less than 30 s ago.'),
-      h('div', { class: 'panel panel-flush' }, t.el)));
+      h('div', { class: 'panel panel-flush' }, t.el),
+      h('section', { class: 'panel', 'data-testid': 'node-throughput' },
+        h('div', { class: 'panel-head' }, h('h2', {}, 'Checkpoint throughput'),
+          h('span', { class: 'muted' }, 'MiB/s of each checkpoint: its stored size over the time from request to commit')),
+        slot.el, key)));
 
     return {
       async refresh() {
-        const { values, errors } = await settle([api.nodes()]);
+        const { values, errors } = await settle([api.nodes(), api.checkpoints()]);
         if (!alive) return;
-        const nodes = values[0];
+        const [nodes, checkpoints] = values;
+        if (checkpoints) {
+          const groups = throughputByNode(checkpoints);
+          replaceChildren(key, legend(groups));
+          await drawSeries(slot, 'throughput-point', groups);
+        }
         if (nodes) {
           const up = nodes.filter((n) => String(n.status) === 'up').length;
           count.textContent = `${up} of ${nodes.length} up`;
@@ -44,6 +75,7 @@ export default {
       },
       unmount() {
         alive = false;
+        slot.detach();
       },
     };
   },

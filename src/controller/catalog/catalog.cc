@@ -232,7 +232,8 @@ Status Catalog::SyncJobs(const std::vector<JobRecord>& jobs) {
         {j.job_id, j.name, j.user, j.partition, j.node, j.state, j.start_time, now}));
   }
   CEDANA_RETURN_IF_ERROR(db_->Exec("DELETE FROM jobs WHERE updated_ms < ?", {now}));
-  return db_->Exec("DELETE FROM job_notices WHERE job_id NOT IN (SELECT job_id FROM jobs)");
+  CEDANA_RETURN_IF_ERROR(db_->Exec("DELETE FROM job_notices WHERE job_id NOT IN (SELECT job_id FROM jobs)"));
+  return db_->Exec("DELETE FROM job_events WHERE job_id NOT IN (SELECT job_id FROM jobs)");
 }
 
 Status Catalog::SyncManagedJobs(const std::string& agent_node, const std::vector<ManagedJob>& jobs) {

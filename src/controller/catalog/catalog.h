@@ -54,6 +54,20 @@ struct ManagedJob {
   int64_t notice_at_ms = 0;
 };
 
+// One event of a job's life (controller/timeline/job_events.h names the kinds).
+struct JobEvent {
+  int64_t job_id = 0;
+  std::string kind;
+  int64_t run = 0;  // the job's restart count during the run the event belongs to
+  int64_t at_ms = 0;
+  // started: "resumed" (checkpoint_id says from which) or "fresh", "" when no node daemon said;
+  // ended: the job's final state (COMPLETED, CANCELLED, ...); checkpoint: its reason.
+  std::string detail;
+  std::string checkpoint_id;
+  // checkpoint only
+  int64_t size = 0, duration_ms = 0, frozen_ms = 0;
+};
+
 struct CheckpointRecord {
   std::string id, owner, label;
   std::optional<int64_t> job_id;
@@ -194,6 +208,13 @@ class Catalog {
   Status AddMove(const MoveRecord& m);
   // Every move, or only those of one user's jobs.
   Result<std::vector<MoveRecord>> ListMoves(const std::optional<std::string>& user);
+
+  // A job's events (catalog_job_events.cc), each kept once per (job, kind, run): the first
+  // report of it stays, except that a node daemon's word on a start adds which checkpoint it
+  // resumed from. They go with the job, as its notice does.
+  Status RecordJobEvents(const std::vector<JobEvent>& events);
+  Status RecordRunStarts(const std::vector<JobEvent>& starts);
+  Result<std::vector<JobEvent>> ListJobEvents(int64_t job_id);  // oldest first
 
  private:
   // A strictly increasing millisecond stamp: a sync deletes the rows older than its stamp, so

@@ -148,6 +148,29 @@ TEST(CatalogTest, AJobKeepsItsNewestNoticeAfterItsWorkloadIsGone) {
   EXPECT_EQ(c->GetJob(7)->notice, "");  // gone with the job
 }
 
+TEST(CatalogTest, AJobsEventsAreKeptOnceAndGoWithTheJob) {
+  auto c = MemoryCatalog();
+  ASSERT_TRUE(c->SyncJobs({{7, "victim", "alice", "high", "compute-01", "RUNNING", 1}}).ok());
+  JobEvent started{7, "started", 1, 5000, "", ""};
+  ASSERT_TRUE(c->RecordJobEvents({{7, "submitted", 0, 1000, "", ""}, started}).ok());
+  started.at_ms = 9000;  // the next look says it again: the first stays
+  ASSERT_TRUE(c->RecordJobEvents({started}).ok());
+  // The node daemon says which checkpoint run 1 resumed from; slurmctld's start time stays.
+  ASSERT_TRUE(c->RecordRunStarts({{7, "started", 1, 6000, "resumed", "ck-1"}}).ok());
+  auto events = c->ListJobEvents(7);
+  ASSERT_TRUE(events.has_value()) << events.error().ToString();
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_EQ(events->at(0).kind, "submitted");
+  EXPECT_EQ(events->at(1).at_ms, 5000);
+  EXPECT_EQ(events->at(1).detail, "resumed");
+  EXPECT_EQ(events->at(1).checkpoint_id, "ck-1");
+  // A start the node daemon reported first is recorded at its time.
+  ASSERT_TRUE(c->RecordRunStarts({{7, "started", 2, 20000, "fresh", ""}}).ok());
+  EXPECT_EQ(c->ListJobEvents(7)->back().at_ms, 20000);
+  ASSERT_TRUE(c->SyncJobs({}).ok());
+  EXPECT_TRUE(c->ListJobEvents(7)->empty());
+}
+
 TEST(CatalogTest, OperationsAreClaimedOnce) {
   auto c = MemoryCatalog();
   OperationRecord op;

@@ -137,6 +137,17 @@ CREATE TABLE job_notices (
   at_ms BIGINT NOT NULL
 );
 )"},
+      {6, "a job's life as events: submitted, each start, preemption, requeue and end", R"(
+CREATE TABLE job_events (
+  job_id BIGINT NOT NULL,
+  kind TEXT NOT NULL,
+  run_index BIGINT NOT NULL,
+  at_ms BIGINT NOT NULL,
+  detail TEXT NOT NULL DEFAULT '',
+  checkpoint_id TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (job_id, kind, run_index)
+);
+)"},
   };
   return all;
 }

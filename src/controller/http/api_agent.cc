@@ -6,6 +6,7 @@
 #include "controller/http/api_json.h"
 #include "controller/http/api_server.h"
 #include "controller/http/request_params.h"
+#include "controller/timeline/job_events.h"
 
 namespace cedana::controller {
 namespace {
@@ -30,6 +31,7 @@ void ApiServer::RegisterAgentRoutes() {
     CEDANA_ASSIGN_OR_RETURN(nlohmann::json body, ParseBody(req.body));
     CEDANA_ASSIGN_OR_RETURN(std::string node, NodeOf(body));
     std::vector<ManagedJob> jobs;
+    std::vector<JobEvent> starts;
     for (const auto& w : body.value("workloads", nlohmann::json::array())) {
       ManagedJob m;
       m.job_id = w.value("job_id", int64_t{0});
@@ -39,10 +41,16 @@ void ApiServer::RegisterAgentRoutes() {
       // What the node says went wrong, bounded: it is shown to the job's owner as it is.
       if (w.contains("notice") && w["notice"].is_string()) m.notice = w["notice"].get<std::string>().substr(0, 2000);
       if (w.contains("notice_at_ms") && w["notice_at_ms"].is_number_integer()) m.notice_at_ms = w["notice_at_ms"].get<int64_t>();
-      if (m.job_id > 0) jobs.push_back(std::move(m));
+      if (m.job_id <= 0) continue;
+      int64_t started = w.value("started_at_ms", int64_t{0});
+      if (started > 0)
+        starts.push_back(StartOfRun(m.job_id, w.value("restart_count", int64_t{0}), started,
+                                    w.value("restored_from", "")));
+      jobs.push_back(std::move(m));
     }
     CEDANA_RETURN_IF_ERROR(catalog_.TouchNode(node, body.value("version", "")));
     CEDANA_RETURN_IF_ERROR(catalog_.SyncManagedJobs(node, jobs));
+    CEDANA_RETURN_IF_ERROR(catalog_.RecordRunStarts(starts));
     return Reply{200, {{"jobs", jobs.size()}}};
   });
 

@@ -1,9 +1,10 @@
-// /v1/jobs and /v1/operations.
+// /v1/jobs (with a job's timeline) and /v1/operations.
 #include <httplib.h>
 
 #include "controller/http/api_json.h"
 #include "controller/http/api_server.h"
 #include "controller/http/request_params.h"
+#include "controller/timeline/job_events.h"
 
 namespace cedana::controller {
 
@@ -32,6 +33,19 @@ void ApiServer::RegisterJobRoutes() {
     CEDANA_ASSIGN_OR_RETURN(JobRecord j, catalog_.GetJob(id));
     if (!p.Sees(j.user)) return NotFoundError(fmt::format("job {} not found", id));
     return Reply{200, ToJson(j)};
+  });
+
+  // The job's life on one time axis: its events and its checkpoints (timeline/job_events.h).
+  Route("GET", R"(/v1/jobs/(\d+)/timeline)", Access::kToken, [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
+    CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "job id"));
+    CEDANA_ASSIGN_OR_RETURN(JobRecord j, catalog_.GetJob(id));
+    if (!p.Sees(j.user)) return NotFoundError(fmt::format("job {} not found", id));
+    CEDANA_ASSIGN_OR_RETURN(std::vector<JobEvent> events, catalog_.ListJobEvents(id));
+    CEDANA_ASSIGN_OR_RETURN(std::vector<CheckpointRecord> checkpoints,
+                            catalog_.ListCheckpoints({j.user, std::nullopt, id}));
+    nlohmann::json out = nlohmann::json::array();
+    for (const JobEvent& e : JobTimeline(std::move(events), checkpoints)) out.push_back(ToJson(e));
+    return Reply{200, {{"job", ToJson(j)}, {"events", out}, {"now_ms", NowMs()}}};
   });
 
   Route("POST", R"(/v1/jobs/(\d+)/checkpoint)", Access::kToken,

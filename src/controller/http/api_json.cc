@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/bounded_json.h"
+#include "controller/timeline/job_events.h"
 
 namespace cedana::controller {
 namespace {
@@ -22,6 +23,17 @@ nlohmann::json ToJson(const JobRecord& j) {
           {"partition", j.partition}, {"node", j.node},   {"state", j.state},
           {"enabled", j.enabled},     {"label", j.label}, {"start_time", j.start_time},
           {"notice", j.notice},       {"notice_at_ms", j.notice_at_ms}};
+}
+
+nlohmann::json ToJson(const JobEvent& e) {
+  nlohmann::json j = {{"kind", e.kind}, {"run", e.run}, {"at_ms", e.at_ms}, {"detail", e.detail}};
+  if (!e.checkpoint_id.empty()) j["checkpoint_id"] = e.checkpoint_id;
+  if (e.kind == kEventCheckpoint) {
+    j["size"] = e.size;
+    j["duration_ms"] = e.duration_ms;
+    j["frozen_ms"] = e.frozen_ms;
+  }
+  return j;
 }
 
 nlohmann::json ToJson(const WindowRecord& w) {

@@ -10,6 +10,7 @@
 namespace cedana::controller {
 
 nlohmann::json ToJson(const JobRecord& j);
+nlohmann::json ToJson(const JobEvent& e);
 nlohmann::json ToJson(const CheckpointRecord& c, bool with_manifest);
 nlohmann::json ToJson(const PolicyRecord& p);
 nlohmann::json ToJson(const OperationRecord& o);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/system_names.h"
+#include "controller/timeline/job_events.h"
 #include "controller/watch/libslurm.h"
 
 extern "C" {
@@ -34,14 +35,27 @@ std::string StateName(uint32_t state) {
   }
 }
 
+SlurmJobLife LifeOf(const slurm_job_info_t& j) {
+  SlurmJobLife life;
+  life.job_id = j.job_id;
+  life.state = StateName(j.job_state);
+  life.settling = (j.job_state & (JOB_COMPLETING | JOB_REQUEUE | JOB_REQUEUE_HOLD | JOB_REQUEUE_FED)) != 0;
+  life.restart_count = j.restart_cnt;
+  life.submit_time = static_cast<int64_t>(j.submit_time);
+  life.start_time = static_cast<int64_t>(j.start_time);
+  life.end_time = static_cast<int64_t>(j.end_time);
+  life.preempt_time = static_cast<int64_t>(j.preempt_time);
+  return life;
+}
+
 }  // namespace
 
-Result<std::vector<JobRecord>> LoadSlurmJobs() {
+Result<SlurmJobs> LoadSlurmJobs() {
   CEDANA_RETURN_IF_ERROR(InitLibslurm());
   job_info_msg_t* msg = nullptr;
   if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS || msg == nullptr)
     return UnavailableError(fmt::format("loading jobs from slurmctld: {}", slurm_strerror(slurm_get_errno())));
-  std::vector<JobRecord> jobs;
+  SlurmJobs out;
   for (uint32_t i = 0; i < msg->record_count; ++i) {
     const slurm_job_info_t& j = msg->job_array[i];
     JobRecord r;
@@ -52,10 +66,11 @@ Result<std::vector<JobRecord>> LoadSlurmJobs() {
     r.node = Str(j.nodes);
     r.state = StateName(j.job_state);
     r.start_time = static_cast<int64_t>(j.start_time);
-    jobs.push_back(std::move(r));
+    out.jobs.push_back(std::move(r));
+    for (JobEvent& e : EventsOfSlurmJob(LifeOf(j))) out.events.push_back(std::move(e));
   }
   slurm_free_job_info_msg(msg);
-  return jobs;
+  return out;
 }
 
 }  // namespace cedana::controller

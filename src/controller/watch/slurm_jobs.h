@@ -1,4 +1,4 @@
-// The SLURM jobs slurmctld knows now, through libslurm (slurm_load_jobs). Blocking RPC to
+// The SLURM jobs slurmctld knows now, and the events of their lives that this look shows, through libslurm (slurm_load_jobs). Blocking RPC to
 // slurmctld; call from the watcher thread only. kUnavailable when slurmctld does not answer.
 #pragma once
 
@@ -9,6 +9,11 @@
 
 namespace cedana::controller {
 
-Result<std::vector<JobRecord>> LoadSlurmJobs();
+struct SlurmJobs {
+  std::vector<JobRecord> jobs;
+  std::vector<JobEvent> events;  // what this look proves of each job's life (timeline/job_events.h)
+};
+
+Result<SlurmJobs> LoadSlurmJobs();
 
 }  // namespace cedana::controller

@@ -1,0 +1,49 @@
+// The catalog's job events (migration 6), the stored part of a job's timeline.
+#include "controller/catalog/catalog.h"
+
+namespace cedana::controller {
+namespace {
+
+constexpr char kInsert[] =
+    "INSERT INTO job_events (job_id, kind, run_index, at_ms, detail, checkpoint_id) VALUES (?, ?, ?, ?, ?, ?) ";
+
+}  // namespace
+
+Status Catalog::RecordJobEvents(const std::vector<JobEvent>& events) {
+  for (const JobEvent& e : events)
+    CEDANA_RETURN_IF_ERROR(db_->Exec(std::string(kInsert) + "ON CONFLICT (job_id, kind, run_index) DO NOTHING",
+                                     {e.job_id, e.kind, e.run, e.at_ms, e.detail, e.checkpoint_id}));
+  return OkStatus();
+}
+
+Status Catalog::RecordRunStarts(const std::vector<JobEvent>& starts) {
+  // slurmctld's start time stays when it came first: it is the run's start, the node daemon's
+  // is when the workload began (after a restore).
+  for (const JobEvent& e : starts)
+    CEDANA_RETURN_IF_ERROR(db_->Exec(
+        std::string(kInsert) + "ON CONFLICT (job_id, kind, run_index) DO UPDATE SET "
+                               "detail = excluded.detail, checkpoint_id = excluded.checkpoint_id",
+        {e.job_id, e.kind, e.run, e.at_ms, e.detail, e.checkpoint_id}));
+  return OkStatus();
+}
+
+Result<std::vector<JobEvent>> Catalog::ListJobEvents(int64_t job_id) {
+  CEDANA_ASSIGN_OR_RETURN(auto rows, db_->Query(
+      "SELECT job_id, kind, run_index, at_ms, detail, checkpoint_id FROM job_events WHERE job_id = ? "
+      "ORDER BY at_ms, run_index",
+      {job_id}));
+  std::vector<JobEvent> out;
+  for (const auto& r : rows) {
+    JobEvent e;
+    e.job_id = r.Int(0);
+    e.kind = r.Text(1);
+    e.run = r.Int(2);
+    e.at_ms = r.Int(3);
+    e.detail = r.Text(4);
+    e.checkpoint_id = r.Text(5);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace cedana::controller
