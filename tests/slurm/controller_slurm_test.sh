@@ -1,8 +1,9 @@
 #!/bin/bash
 # The controller with a real SLURM cluster (tests/slurm/cluster.sh): a node daemon that reports
 # to `cedana-slurm daemon`, an enabled job, a policy that checkpoints it on schedule while it
-# keeps running, cancellation and resubmission resuming from the newest checkpoint, and the web
-# UI driven in headless Chromium (tests/ui/ui_test.mjs) against this live controller.
+# keeps running, a preemption and requeue it resumes from (the job's timeline), cancellation and
+# resubmission resuming from the newest checkpoint, and the web UI driven in headless Chromium
+# (tests/ui/ui_test.mjs) against this live controller.
 #
 # Variables: CEDANA, CEDANA_SLURM (binaries), UI_SCREENSHOTS (where the UI test's PNGs go).
 source "$(cd "$(dirname "$0")" && pwd)/controller_env.sh"
@@ -39,6 +40,38 @@ check "the policy's operations finished as done" wait_for 30 ops_done
 check "checkpoints listed with job id and node" \
   bash -c "api GET '/checkpoints?label=$LABEL' | grep -q '\"job_id\":$job'"
 
+# Preempted and requeued: it resumes, and its timeline (the API's, then the UI's) shows both runs.
+cp "$HERE/preemptor.sbatch" .
+preemptor=$(submit -p high -w compute-01 --cpus-per-task="$(nproc)" -o /dev/null -e /dev/null preemptor.sbatch)
+check "preempted: checkpointed" wait_for 30 grep -q "taken on preemption" victim.err
+preempt_ck=$(grep -o 'checkpoint [0-9a-f-]* of label [^ ]* taken on preemption' victim.err | tail -n1 | awk '{print $2}')
+wait_job_state "$job" PENDING 120
+wait_job_state "$preemptor" RUNNING 60
+scancel "$preemptor"
+release_requeue_hold "$job"
+check "preempted: resumed as restart 1" wait_for 60 resumed victim.err "$job" 1 "$preempt_ck"
+# Run 0 submitted, started fresh, checkpointed by the policy, preempted, checkpointed on
+# preemption and requeued; run 1 resumed from that checkpoint; all in time order.
+timeline_of_both_runs() {
+  api GET "/jobs/$job/timeline" | python3 -c '
+import json, sys
+events, ck = json.load(sys.stdin)["events"], sys.argv[1]
+of = lambda kind, run: [e for e in events if e["kind"] == kind and e["run"] == run]
+ok = (of("submitted", 0) and [e["detail"] for e in of("started", 0)] == ["fresh"] and of("preempted", 0)
+      and of("requeued", 0) and any(e["detail"] == "policy" for e in of("checkpoint", 0))
+      and any(e["detail"] == "preemption" and e["checkpoint_id"] == ck and e["duration_ms"] > 0 for e in of("checkpoint", 0))
+      and [(e["detail"], e.get("checkpoint_id")) for e in of("started", 1)] == [("resumed", ck)]
+      and [e["at_ms"] for e in events] == sorted(e["at_ms"] for e in events))
+sys.exit(0 if ok else 1)' "$preempt_ck"
+}
+check "the job's timeline: both runs, the checkpoints, the preemption and the requeue, in order" \
+  wait_for 20 timeline_of_both_runs
+status_of() { curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $1" "$URL/v1$2"; }
+check "the timeline of a job nobody knows is 404" test "$(status_of "$ADMIN" /jobs/999999/timeline)" = 404
+other=$(api POST /tokens '{"user":"nobody"}' | jq_py "d['token']")
+check "another user's token does not see the job's timeline (404)" \
+  test "$(status_of "$other" "/jobs/$job/timeline")" = 404
+
 # A run that ended by itself after a checkpoint: the API (and below the UI) marks its checkpoint.
 w=$("$CEDANA" run --label ui-finished -- bash -c 'sleep 2' 2>/dev/null)
 finished_ck=$("$CEDANA" dump "$w" --leave-running 2>/dev/null)
@@ -62,7 +95,8 @@ check "the API marks the job with the reason" wait_for 20 marked
 if [ -x /usr/bin/chromium ] && [ -d "$ROOT/tests/ui/node_modules/playwright-core" ]; then
   mkdir -p "$UI_SCREENSHOTS"
   CONTROLLER_URL=$URL ADMIN_TOKEN=$ADMIN UI_LABEL=$LABEL SCREENSHOT_DIR=$UI_SCREENSHOTS CHECKPOINT_WAIT_SECONDS=90 \
-    FINISHED_CHECKPOINT=$finished_ck NOTICE_JOB=$broken node "$ROOT/tests/ui/ui_test.mjs" >"$T/ui.out" 2>&1
+    FINISHED_CHECKPOINT=$finished_ck NOTICE_JOB=$broken TIMELINE_JOB=$job TIMELINE_CHECKPOINT=$preempt_ck \
+    node "$ROOT/tests/ui/ui_test.mjs" >"$T/ui.out" 2>&1
   ui=$?
   grep -E '^(PASS|FAIL)' "$T/ui.out" | sed 's/^/  ui: /' >&2
   check "web UI test in headless Chromium (screenshots in $UI_SCREENSHOTS)" test $ui = 0

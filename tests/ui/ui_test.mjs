@@ -34,6 +34,10 @@ const FINISHED_CHECKPOINT = env.FINISHED_CHECKPOINT || '';
 // NOTICE_JOB: a job that started fresh although its label had a checkpoint (it could not be
 // restored), to be marked with the reason in the jobs list.
 const NOTICE_JOB = env.NOTICE_JOB || '';
+// TIMELINE_JOB: a job preempted once and resumed from TIMELINE_CHECKPOINT, whose timeline is
+// drawn; its label (UI_LABEL) and node get their plots checked too.
+const TIMELINE_JOB = env.TIMELINE_JOB || '';
+const TIMELINE_CHECKPOINT = env.TIMELINE_CHECKPOINT || '';
 
 if (!BASE || !ADMIN_TOKEN) {
   console.error('usage: CONTROLLER_URL=http://host:port ADMIN_TOKEN=... [UI_LABEL=label] [SCREENSHOT_DIR=dir] [CHECKPOINT_WAIT_SECONDS=120] node ui_test.mjs');
@@ -110,6 +114,94 @@ async function step(name, fn, { always = false } = {}) {
 }
 
 let checkpointId = null;
+
+// Waits until fn() returns a truthy value (checked every 500 ms); throws `what` after `ms`.
+async function until(fn, what, ms = 15_000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(what);
+    await page.waitForTimeout(500);
+  }
+}
+
+// The x coordinates of drawn marks (SVG <line> points and <path> bars), in document order.
+const xOf = (loc) => loc.evaluateAll((els) => els.map((e) => (e.tagName === 'path'
+  ? e.getAttribute('d').match(/-?[\d.]+/g).map(Number).filter((_, i) => i % 2 === 0)
+  : [Number(e.getAttribute('x1'))])));
+
+async function timelineSteps() {
+  const mark = (kind, extra = '') => page.locator(`${tid('job-timeline')} ${tid('timeline-mark')}[data-kind=${q(kind)}]${extra}`);
+  await step(`job ${TIMELINE_JOB}'s timeline draws both runs, its checkpoints, the preemption and the requeue in order`, async () => {
+    await page.locator(tid('nav-jobs')).click();
+    await page.locator(`${tid('job-row')}[data-id=${q(TIMELINE_JOB)}] ${tid('job-timeline-link')}`).click();
+    await page.locator(`${tid('job-timeline')}[data-drawn]`).waitFor({ timeout: 20_000 });
+    const runs = page.locator(`${tid('job-timeline')} ${tid('timeline-run')}`);
+    const how = await runs.evaluateAll((els) => els.map((e) => `${e.dataset.run}:${e.dataset.how}:${e.dataset.running}`));
+    expect(JSON.stringify(how) === JSON.stringify(['0:fresh:false', '1:resumed:true']), `run bars: ${how.join(' ')}`);
+    const title = await runs.nth(1).locator('title').textContent();
+    expect(title.includes(`resumed from ${TIMELINE_CHECKPOINT}`), `run 1's tooltip: "${title}"`);
+    for (const [kind, n] of [['submitted', 1], ['started', 2], ['preempted', 1], ['requeued', 1]]) {
+      const c = await mark(kind).count();
+      expect(c === n, `${c} "${kind}" marks, not ${n}`);
+    }
+    expect((await mark('checkpoint', '[data-reason="preemption"]').count()) >= 1, 'no preemption checkpoint drawn');
+    expect((await mark('checkpoint', '[data-reason="policy"]').count()) >= 1, 'no policy checkpoint drawn');
+    // On the time axis: submitted, run 0 (started, preempted, requeued), then run 1.
+    const [[sub]] = await xOf(mark('submitted'));
+    const [[pre]] = await xOf(mark('preempted'));
+    const [[req]] = await xOf(mark('requeued'));
+    const [[b0s, b0e], [b1s, b1e]] = await xOf(runs);
+    const order = [sub, b0s, pre, req, b1s, b1e].map(Math.round);
+    expect(order.every((x, i) => i === 0 || x >= order[i - 1]) && b0e <= b1s + 1, `x positions out of order: ${order.join(' ')} (run 0 ends at ${b0e})`);
+    return `runs ${how.join(', ')}; x: ${order.join(' < ')}`;
+  });
+
+  await step('the timeline lists the same events, the resume naming its checkpoint', async () => {
+    const resumed = page.locator(`${tid('job-event')}[data-kind="started"][data-run="1"]`);
+    const text = (await resumed.locator('td').last().textContent()).trim();
+    expect(text.includes(`run 1 resumed from checkpoint ${TIMELINE_CHECKPOINT}`), `its row says "${text}"`);
+    const ck = (await page.locator(`${tid('job-event')}[data-kind="checkpoint"]`).allTextContents()).join(' | ');
+    expect(/checkpoint on preemption: took \d/.test(ck), `checkpoint rows: ${ck.slice(0, 160)}`);
+    return text;
+  });
+
+  await step(`label ${UI_LABEL}: size and duration of each checkpoint over time`, async () => {
+    await page.locator(tid('job-label-link')).click();
+    await page.locator(`${tid('label-plot')}:not([hidden]) ${tid('label-plot-size')}[data-drawn]`).waitFor({ timeout: 20_000 });
+    // The label's policy keeps checkpointing: compare with the API until both agree.
+    const drawn = await until(async () => {
+      const { data } = await apiCall('GET', `/v1/checkpoints?label=${encodeURIComponent(UI_LABEL)}`);
+      const sizes = await page.locator(tid('label-size-point')).count();
+      const durations = await page.locator(tid('label-duration-point')).count();
+      const timed = data.filter((c) => c.duration_ms > 0).length;
+      return sizes === data.length && durations === timed && sizes > 1 ? `${sizes} sizes, ${durations} durations` : null;
+    }, 'the plot does not show the label\'s checkpoints');
+    const xs = (await xOf(page.locator(tid('label-size-point')))).map(([x]) => x);
+    expect(xs.every((x, i) => i === 0 || x >= xs[i - 1]), `size points not in time order: ${xs.join(' ')}`);
+    return drawn;
+  });
+
+  if (await page.locator(tid('nav-nodes')).count()) {
+    await step('the Nodes page plots each node\'s checkpoint throughput', async () => {
+      await page.locator(tid('nav-nodes')).click();
+      await page.locator(`${tid('node-throughput-chart')}[data-drawn]`).waitFor({ timeout: 20_000 });
+      const drawn = await until(async () => {
+        const { data } = await apiCall('GET', '/v1/checkpoints');
+        const timed = data.filter((c) => c.duration_ms > 0 && c.node);
+        const points = page.locator(tid('throughput-point'));
+        const nodes = [...new Set(timed.map((c) => c.node))].sort();
+        const series = [...new Set(await points.evaluateAll((els) => els.map((e) => e.dataset.series)))].sort();
+        return (await points.count()) === timed.length && JSON.stringify(series) === JSON.stringify(nodes)
+          ? `${timed.length} checkpoints on ${nodes.join(', ')}` : null;
+      }, 'the throughput plot does not show every timed checkpoint by node');
+      const legend = (await page.locator(`${tid('node-throughput')} .chart-legend`).textContent()).trim();
+      expect(legend.length > 0, 'no legend');
+      return `${drawn}; legend "${legend}"`;
+    });
+  }
+}
 let oldCheckpoints = new Set(); // ids with UI_LABEL from before the policy existed
 
 try {
@@ -303,6 +395,8 @@ try {
       return `"${text}": ${why.slice(0, 80)}…`;
     });
   }
+
+  if (TIMELINE_JOB) await timelineSteps();
 
   await step('sign out', async () => {
     await page.locator(tid('sign-out')).click();

@@ -66,7 +66,22 @@ JobEvent StartOfRun(int64_t job_id, int64_t run, int64_t started_at_ms, const st
 }
 
 std::vector<JobEvent> JobTimeline(std::vector<JobEvent> events, const std::vector<CheckpointRecord>& checkpoints) {
+  auto seen_preempted = [&events](int64_t run) {
+    return std::any_of(events.begin(), events.end(),
+                       [run](const JobEvent& e) { return e.kind == kEventPreempted && e.run == run; });
+  };
   for (const CheckpointRecord& c : checkpoints) {
+    // slurmctld forgets a preemption at the requeue, which can come before the watcher's next
+    // look; the checkpoint the preemption asked for says when it was asked.
+    if (c.reason == "preemption" && !seen_preempted(c.restart_count)) {
+      JobEvent p;
+      p.job_id = c.job_id.value_or(0);
+      p.kind = kEventPreempted;
+      p.run = c.restart_count;
+      p.at_ms = c.created_ms - c.duration_ms;
+      p.detail = "when its checkpoint was asked for";
+      events.push_back(std::move(p));
+    }
     JobEvent e;
     e.job_id = c.job_id.value_or(0);
     e.kind = kEventCheckpoint;

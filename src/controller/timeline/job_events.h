@@ -45,6 +45,7 @@ std::vector<JobEvent> EventsOfSlurmJob(const SlurmJobLife& job);
 JobEvent StartOfRun(int64_t job_id, int64_t run, int64_t started_at_ms, const std::string& restored_from);
 
 // The job's events and its checkpoints, oldest first (on equal times, in a run's own order).
+// A preemption no look caught is dated by the checkpoint it asked for (its request time).
 std::vector<JobEvent> JobTimeline(std::vector<JobEvent> events, const std::vector<CheckpointRecord>& checkpoints);
 
 }  // namespace cedana::controller

@@ -94,5 +94,28 @@ TEST(JobTimeline, MergesCheckpointsInTimeAndARunsOwnOrder) {
   EXPECT_EQ(StartOfRun(7, 0, 1, "").detail, "fresh");
 }
 
+TEST(JobTimeline, APreemptionNoLookCaughtIsDatedByItsCheckpoint) {
+  CheckpointRecord c;
+  c.id = "ck-2";
+  c.created_ms = 151'000;
+  c.duration_ms = 900;
+  c.reason = "preemption";
+  c.restart_count = 1;
+  CheckpointRecord policy = c;
+  policy.id = "ck-1";
+  policy.reason = "policy";
+  policy.created_ms = 120'000;
+  auto timeline = JobTimeline({StartOfRun(7, 1, 100'000, "")}, {c, policy});
+  ASSERT_EQ(timeline.size(), 4u);
+  EXPECT_EQ(timeline[2].kind, kEventPreempted);
+  EXPECT_EQ(timeline[2].run, 1);
+  EXPECT_EQ(timeline[2].at_ms, 150'100);
+  // One the watcher saw stays the only one.
+  SlurmJobLife seen = Life("RUNNING", 1, 90, 100);
+  seen.preempt_time = 150;
+  EXPECT_EQ(Names(JobTimeline(EventsOfSlurmJob(seen), {c})),
+            (std::vector<std::string>{"requeued/0@90", "started/1@100", "preempted/1@150", "checkpoint/1@151"}));
+}
+
 }  // namespace
 }  // namespace cedana::controller
