@@ -104,6 +104,16 @@ def node_up():
 
 check("the node daemon registered", wait_for(node_up, 20), call("GET", "/v1/nodes", token=ADMIN))
 
+# A node's report of a SLURM job's run (what the job's timeline records) is stored in this
+# catalog's SQL, first and again; the job is unknown to slurmctld here, so it has no timeline.
+run = {"node": "api-test-node", "workloads": [{"job_id": 424242, "label": "l", "user": "nobody", "status": "running",
+                                               "restart_count": 1, "started_at_ms": 1000, "restored_from": "ck-x"}]}
+for attempt in ("first", "again"):
+    st, body = call("POST", "/v1/agent/workloads", token=ADMIN, body=run)
+    check(f"a node's report of a job's run is recorded ({attempt})", st == 200 and body == {"jobs": 1}, (st, body))
+st, body = call("GET", "/v1/jobs/424242/timeline", token=ADMIN)
+check("a job slurmctld does not know has no timeline (404)", st == 404, (st, body))
+
 # checkpoints: indexed from storage; users see only theirs
 root_ck = os.environ["ROOT_CKPT"]
 listed = listing_with(root_ck, ADMIN)
