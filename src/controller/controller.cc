@@ -18,6 +18,7 @@
 #include "controller/http/api_server.h"
 #include "controller/maintenance/maintenance_runner.h"
 #include "controller/policy/scheduler.h"
+#include "controller/timeline/job_events.h"
 #include "controller/watch/checkpoint_indexer.h"
 #include "controller/watch/slurm_jobs.h"
 #include "image/manifest.h"
@@ -97,7 +98,13 @@ class Watcher {
       return;
     }
     Status synced = catalog_.SyncJobs(slurm->jobs);
-    if (synced.ok()) synced = catalog_.RecordJobEvents(slurm->events);
+    std::vector<JobEvent> fresh = recorded_events_.New(slurm->events);
+    if (synced.ok()) synced = catalog_.RecordJobEvents(fresh);
+    if (synced.ok()) {
+      std::vector<int64_t> ids;
+      for (const JobRecord& j : slurm->jobs) ids.push_back(j.job_id);
+      recorded_events_.Mark(fresh, ids);
+    }
     Report("slurm", synced);
   }
 
@@ -140,6 +147,7 @@ class Watcher {
   const Config& config_;
   Catalog& catalog_;
   CheckpointIndexer indexer_;
+  RecordedEvents recorded_events_;  // the job watcher's (SyncJobs)
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<OperationRecord> finished_;

@@ -54,6 +54,19 @@ std::vector<JobEvent> EventsOfSlurmJob(const SlurmJobLife& job) {
   return out;
 }
 
+std::vector<JobEvent> RecordedEvents::New(const std::vector<JobEvent>& events) const {
+  std::vector<JobEvent> out;
+  for (const JobEvent& e : events)
+    if (!keys_.count({e.job_id, e.kind, e.run})) out.push_back(e);
+  return out;
+}
+
+void RecordedEvents::Mark(const std::vector<JobEvent>& recorded, const std::vector<int64_t>& jobs) {
+  for (const JobEvent& e : recorded) keys_.insert({e.job_id, e.kind, e.run});
+  const std::set<int64_t> known(jobs.begin(), jobs.end());
+  std::erase_if(keys_, [&known](const auto& key) { return !known.count(std::get<0>(key)); });
+}
+
 JobEvent StartOfRun(int64_t job_id, int64_t run, int64_t started_at_ms, const std::string& restored_from) {
   JobEvent e;
   e.job_id = job_id;

@@ -117,5 +117,18 @@ TEST(JobTimeline, APreemptionNoLookCaughtIsDatedByItsCheckpoint) {
             (std::vector<std::string>{"requeued/0@90", "started/1@100", "preempted/1@150", "checkpoint/1@151"}));
 }
 
+TEST(RecordedEvents, EachLookWritesOnlyWhatIsNewAndForgetsGoneJobs) {
+  RecordedEvents recorded;
+  auto first = EventsOfSlurmJob(Life("RUNNING", 0, 100, 110));
+  ASSERT_EQ(recorded.New(first).size(), 2u);
+  recorded.Mark(first, {7});
+  SlurmJobLife preempted = Life("RUNNING", 0, 100, 110);
+  preempted.preempt_time = 150;
+  EXPECT_EQ(Names(recorded.New(EventsOfSlurmJob(preempted))), std::vector<std::string>{"preempted/0@150"});
+  recorded.Mark({}, {});  // slurmctld forgot job 7
+  EXPECT_EQ(recorded.size(), 0u);
+  EXPECT_EQ(recorded.New(first).size(), 2u);
+}
+
 }  // namespace
 }  // namespace cedana::controller
