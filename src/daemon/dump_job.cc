@@ -71,6 +71,7 @@ Result<Target> ResolveTarget(Node& node, const Caller& caller, const DumpOptions
                   {"stderr_path", spec.stderr_path},
                   {"stdout_ino", state.stdout_ino},
                   {"stderr_ino", state.stderr_ino}};
+    if (!spec.mpi_scratch_dir.empty()) t.workload["mpi_scratch_dir"] = spec.mpi_scratch_dir;
     // bash reads its script as it runs (fd 255). A resubmitted job (new job id) has no file
     // at the old path, so the checkpoint keeps the script to put it back for the restore.
     // Read with the owner's identity, and only at slurmd's layout: the path came from a request.

@@ -15,6 +15,7 @@
 #include "common/version.h"
 #include "daemon/caller_files.h"
 #include "daemon/dump_job.h"
+#include "daemon/mpi_scratch.h"
 #include "daemon/restore_job.h"
 #include "daemon/slurm_job_registry.h"
 #include "daemon/supervisor.h"
@@ -167,12 +168,29 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
   // rank crashed. A SLURM job's srun steps run outside the namespace and must see the
   // environment they see without cedana: CEDANA_ADDED_ENV names what spank/cedana removes
   // from their tasks' environment again.
-  const bool ucx_set = std::any_of(spec.env.begin(), spec.env.end(), [](const std::string& e) {
-    return e.rfind("UCX_POSIX_USE_PROC_LINK=", 0) == 0;
-  });
-  if (!spec.unprivileged && !ucx_set) {
-    spec.env.push_back("UCX_POSIX_USE_PROC_LINK=n");
-    spec.env.push_back("CEDANA_ADDED_ENV=UCX_POSIX_USE_PROC_LINK");
+  // Its pids also name OpenMPI's files, the same in every workload (daemon/mpi_scratch.h).
+  if (!spec.unprivileged) {
+    std::vector<std::string> added;
+    const bool ucx_set = std::any_of(spec.env.begin(), spec.env.end(), [](const std::string& e) {
+      return e.rfind("UCX_POSIX_USE_PROC_LINK=", 0) == 0;
+    });
+    if (!ucx_set) {
+      spec.env.push_back("UCX_POSIX_USE_PROC_LINK=n");
+      added.push_back("UCX_POSIX_USE_PROC_LINK");
+    }
+    const std::string scratch = MpiScratchDirFor(spec.id);
+    std::vector<std::string> mpi_env = spec.env;
+    std::vector<std::string> mpi_added = AddMpiScratchEnv(&mpi_env, scratch);
+    if (!mpi_added.empty()) {
+      if (Status s = PrepareMpiScratch(scratch, spec.uid, spec.gid); s.ok()) {
+        spec.env = std::move(mpi_env);
+        spec.mpi_scratch_dir = scratch;
+        added.insert(added.end(), mpi_added.begin(), mpi_added.end());
+      } else {
+        log::Warn("run: workload {}: OpenMPI keeps its default file names: {}", spec.id, s.ToString());
+      }
+    }
+    if (!added.empty()) spec.env.push_back("CEDANA_ADDED_ENV=" + fmt::format("{}", fmt::join(added, ",")));
   }
   spec.job_id = req.job_id;
   spec.restart_count = restart_count;
@@ -182,7 +200,10 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
   spec.stderr_path = req.stderr_path.empty() ? spec.stdout_path : req.stderr_path;
   spec.owner_pid = req.owner_pid;
   spec.slurm_script = req.slurm_script;
-  CEDANA_RETURN_IF_ERROR(node.records().Create(spec));
+  if (Status s = node.records().Create(spec); !s.ok()) {
+    RemoveMpiScratchIfEmpty(spec.mpi_scratch_dir);
+    return s;
+  }
   // Its label had checkpoints, and none could be restored: the jobs list says so (the proxy
   // writes it to the job's stderr).
   if (!restore_error.empty())
@@ -192,6 +213,7 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
   Result<SupervisorStarted> started = LaunchSupervisor(node.records(), spec.id, node.self_exe(), 30);
   if (!started.has_value()) {
     (void)node.records().Remove(spec.id);
+    RemoveMpiScratchIfEmpty(spec.mpi_scratch_dir);
     return started.error();
   }
   return Message{{"id", spec.id},

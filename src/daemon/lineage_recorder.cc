@@ -6,6 +6,7 @@
 #include "common/log.h"
 #include "common/system_names.h"
 #include "daemon/caller_files.h"
+#include "daemon/mpi_scratch.h"
 #include "image/lineage.h"
 
 namespace cedana::daemon {
@@ -20,12 +21,15 @@ Status RecordFinishedRuns(const Node& node) {
     if (fs::Exists(records.LineageMarker(id))) continue;
     Result<WorkloadState> state = records.LoadState(id);
     if (!state.has_value() || state->status != WorkloadStatus::kExited) continue;
+    Result<WorkloadSpec> spec = records.LoadSpec(id);
+    // The run is over: an empty directory for OpenMPI's files goes (a restore makes it again);
+    // one a checkpoint's processes left files in stays for a restore here.
+    if (spec.has_value()) RemoveMpiScratchIfEmpty(spec->mpi_scratch_dir);
     // Ended from outside: nothing to record, and nothing to read again every 2 s.
     if (!state->ended_by_itself) {
       (void)fs::WriteFileAtomic(records.LineageMarker(id), "");
       continue;
     }
-    Result<WorkloadSpec> spec = records.LoadSpec(id);
     if (!spec.has_value()) continue;
     image::LineageEnd end;
     end.owner = UserName(spec->uid);

@@ -21,6 +21,7 @@
 #include "common/scope_exit.h"
 #include "common/unique_fd.h"
 #include "daemon/caller_files.h"
+#include "daemon/mpi_scratch.h"
 #include "daemon/lineage_recorder.h"
 #include "daemon/slurm_spool.h"
 #include "daemon/supervisor.h"
@@ -230,6 +231,16 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   spec.dumped_stderr_ino = m.workload.value("stderr_ino", uint64_t{0});
   CEDANA_ASSIGN_OR_RETURN(TcpMode tcp, ParseTcpModeName(m.workload.value("tcp", "")));
   spec.restore_tcp = TcpModeName(tcp);
+  // OpenMPI's files are where the restored processes look for them: the same directory, made
+  // again on a node that has none (daemon/mpi_scratch.h).
+  spec.mpi_scratch_dir = m.workload.value("mpi_scratch_dir", "");
+  if (!spec.mpi_scratch_dir.empty()) {
+    if (!IsMpiScratchDir(spec.mpi_scratch_dir))
+      return InvalidArgumentError(fmt::format("checkpoint {} names {} for OpenMPI's files, which is no directory "
+                                              "the node daemon makes", m.id, spec.mpi_scratch_dir));
+    CEDANA_RETURN_IF_ERROR(PrepareMpiScratch(spec.mpi_scratch_dir, spec.uid, spec.gid))
+        << "restoring checkpoint " << m.id;
+  }
   spec.criu_binary = node.criu().settings().binary;
   spec.criu_timeout_seconds = static_cast<int>(node.criu().settings().timeout.count());
   spec.criu_no_breakpoints = node.criu().settings().no_breakpoints;

@@ -38,6 +38,7 @@ json SpecToJson(const WorkloadSpec& s) {
           {"created_at_ms", s.created_at_ms},
           {"owner_pid", s.owner_pid},
           {"slurm_script", s.slurm_script},
+          {"mpi_scratch_dir", s.mpi_scratch_dir},
           {"restart_count", s.restart_count},
           {"images_dir", s.images_dir},
           {"restored_from", s.restored_from},
@@ -70,6 +71,7 @@ Result<WorkloadSpec> SpecFromJson(const json& j) {
     s.created_at_ms = j.value("created_at_ms", int64_t{0});
     s.owner_pid = j.value("owner_pid", 0);
     s.slurm_script = j.value("slurm_script", "");
+    s.mpi_scratch_dir = j.value("mpi_scratch_dir", "");
     s.images_dir = j.value("images_dir", "");
     s.restored_from = j.value("restored_from", "");
     s.dumped_stdout_ino = j.value("dumped_stdout_ino", uint64_t{0});

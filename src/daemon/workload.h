@@ -38,6 +38,7 @@ struct WorkloadSpec {
   uint32_t restart_count = 0;  // the SLURM job's restarts (SLURM_RESTART_COUNT) at this run
   pid_t owner_pid = 0;      // the SLURM job proxy: when it dies the workload is killed
   std::string slurm_script; // the batch script bash reads as it runs (kept with checkpoints)
+  std::string mpi_scratch_dir;  // OpenMPI's files (daemon/mpi_scratch.h); "" = none
   int64_t created_at_ms = 0;
   // restore mode
   std::string images_dir;

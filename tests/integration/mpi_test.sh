@@ -35,5 +35,29 @@ ring_round openmpi-sm "${OPENMPI[@]}" --mca btl vader,self "$T/ring_openmpi"
 check "OpenMPI's TCP transport: an uninterrupted run gives the same digest" \
   grep -q "$expect" <("${OPENMPI[@]}" --mca btl tcp,self "$T/ring_openmpi" "$STEPS")
 ring_round openmpi-tcp "${OPENMPI[@]}" --mca btl tcp,self "$T/ring_openmpi"
+
+# Two OpenMPI jobs at once: each workload's mpirun has the same pid in its own PID namespace,
+# which OpenMPI names its session directory and shared-memory segments after; each workload
+# gets a directory of its own for them (daemon/mpi_scratch.h). Both checkpointed, both restored.
+for j in 1 2; do
+  W[$j]=$("$CEDANA" run --label "twin-$j" --output "$T/twin-$j.out" -- "${OPENMPI[@]}" --mca btl vader,self \
+    "$T/ring_openmpi" "$STEPS" 2>/dev/null)
+done
+check "two OpenMPI jobs run at once" wait_for 30 bash -c "grep -q '^step 10' '$T/twin-1.out' && grep -q '^step 10' '$T/twin-2.out'"
+segments_in_own_dir() { ls "/dev/shm/cedana-mpi-$1"/vader_segment.* >/dev/null 2>&1; }
+check "each keeps its shared-memory segments in its own directory" \
+  bash -c "$(declare -f segments_in_own_dir); segments_in_own_dir ${W[1]} && segments_in_own_dir ${W[2]}"
+for j in 1 2; do CK[$j]=$(dump_id "${W[$j]}"); done
+check "both checkpointed" test -n "${CK[1]}" -a -n "${CK[2]}"
+for j in 1 2; do R[$j]=$(restore_id "${CK[$j]}"); done
+check "both restored" test -n "${R[1]}" -a -n "${R[2]}"
+for j in 1 2; do
+  check "twin $j: ends by itself with the uninterrupted run's digest" \
+    wait_for 60 grep -q "$expect" "$T/twin-$j.out"
+  check "twin $j: its steps without a gap or repeat" sequence_ok "$T/twin-$j.out" "step "
+done
+gone() { [ ! -e "/dev/shm/cedana-mpi-$1" ]; }
+check "their directories go once the runs have ended by themselves" \
+  wait_for 10 bash -c "$(declare -f gone); gone ${W[1]} && gone ${W[2]}"
 say "TIME_WAIT sockets ended for restores: $(grep -c "TIME_WAIT sockets on its TCP ports" "$T/daemon.log")"
 finish

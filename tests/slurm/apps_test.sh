@@ -101,8 +101,6 @@ install_cedana_slurm || { say "plugin install / slurm setup failed"; exit 1; }
 
 # app NAME TASKS EXPORTS COMMAND...: a batch script NAME.sbatch enabling cedana (with EXPORTS
 # added to its --export line) that runs COMMAND in $T; submitted, its job id in JOBS[NAME].
-# With SKIP_PIDS=K the script first uses up K pids of its PID namespace: two OpenMPI jobs on
-# one node whose mpiruns have the same pid share files named after it (docs/workloads.md).
 declare -A JOBS
 app() {
   local name=$1 tasks=$2 exports=$3; shift 3
@@ -110,7 +108,6 @@ app() {
     echo "#SBATCH -J $name -o $name.out -e $name.err -n $tasks"
     echo "#SBATCH --export=ALL,CEDANA_ENABLE=1,CEDANA_CHECKPOINT=apps-$name$exports"
     echo "cd $T"
-    [ -n "${SKIP_PIDS:-}" ] && echo "for _ in \$(seq $SKIP_PIDS); do /bin/true; done"
     printf '%q ' "$@"; echo
   } >"$name.sbatch"
   JOBS[$name]=$(submit -p debug "$name.sbatch")
@@ -120,9 +117,9 @@ app() {
 app ring-mpich 2 "" mpiexec.mpich -launcher fork -n 2 ./ring_mpich "$RING_STEPS"
 wait_for 60 grep -q '^step 1$' ring-mpich.out
 app gmx-serial 1 "" "${GMX_SERIAL[@]}" -deffnm gmx-serial
-SKIP_PIDS=10 app gmx-mpi 2 "" "${GMX_MPI[@]}" -deffnm gmx-mpi
-SKIP_PIDS=20 app ring-openmpi 2 "" "${OPENMPI[@]}" --mca btl vader,self ./ring_openmpi "$RING_STEPS"
-SKIP_PIDS=30 app ring-openmpi-tcp 2 "" "${OPENMPI[@]}" --mca btl tcp,self ./ring_openmpi "$RING_STEPS"
+app gmx-mpi 2 "" "${GMX_MPI[@]}" -deffnm gmx-mpi
+app ring-openmpi 2 "" "${OPENMPI[@]}" --mca btl vader,self ./ring_openmpi "$RING_STEPS"
+app ring-openmpi-tcp 2 "" "${OPENMPI[@]}" --mca btl tcp,self ./ring_openmpi "$RING_STEPS"
 app omp 2 ",OMP_NUM_THREADS=2" ./omp_digest "$OMP_STEPS"
 app tcp-pair 1 "" python3 "$WORKLOADS/tcp_pair.py" "$TICKS"
 for setting in refuse close established; do
