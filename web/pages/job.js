@@ -6,7 +6,7 @@ import { h, syncRows, badge, replaceChildren } from '../dom.js';
 import { time } from '../format.js';
 import { describe } from '../timeline.js';
 import { ChartSlot, drawTimeline } from '../charts.js';
-import { settle, raise, table, pageHeader, mono, dash } from './common.js';
+import { settle, raise, table, mono, dash } from './common.js';
 
 export default {
   id: 'job',
