@@ -55,10 +55,17 @@ function annotate(d, testid) {
   d.element.elem('title').text(m.text || '');
 }
 
-function timeAxis(lib, low, high) {
-  const span = Math.max(high - low, 1000);
+// The x axis over `times` (ms), with a little room either side.
+function timeAxis(lib, times) {
+  const first = Math.min(...times);
+  const last = Math.max(...times);
+  const pad = Math.max((last - first) * 0.03, 1000);
+  const low = first - pad;
+  const span = Math.max(last + pad - low, 1000);
   return { type: lib.FixedScaleAxis, low, high: low + span, divisor: 6, labelInterpolationFnc: (v) => (span > 86400000 ? time(v).slice(5, 16) : clock(v)) };
 }
+
+const PADDING = { top: 10, right: 24, bottom: 0, left: 10 };
 
 const LANES = { 3: 'runs', 2: 'checkpoints', 1: 'SLURM' };
 const SLURM_EVENTS = new Set(['submitted', 'preempted', 'requeued', 'ended']);
@@ -73,9 +80,6 @@ export function drawTimeline(slot, events, nowMs) {
       el.appendChild(h('p', { class: 'muted' }, 'Nothing happened to this job yet.'));
       return null;
     }
-    const low = Math.min(...times);
-    const high = Math.max(...times);
-    const pad = Math.max((high - low) * 0.03, 1000);
     const point = (e, y) => ({ x: e.at_ms, y, meta: { kind: e.kind, run: e.run, reason: e.kind === 'checkpoint' ? e.detail : '', text: `${time(e.at_ms)}: ${describe(e)}` } });
     const series = runs.map((r) => ({
       name: `run-${r.run}`,
@@ -87,8 +91,8 @@ export function drawTimeline(slot, events, nowMs) {
     series.push({ name: 'events', className: 'tl-events', data: events.filter((e) => SLURM_EVENTS.has(e.kind)).map((e) => point(e, 1)) });
     const perSeries = Object.fromEntries(runs.map((r) => [`run-${r.run}`, { showLine: true, showPoint: false }]));
     const chart = new lib.LineChart(el, { series }, {
-      height: '190px', showLine: false, lineSmooth: false, series: perSeries, chartPadding: { top: 10, right: 24, bottom: 0, left: 10 },
-      axisX: timeAxis(lib, low - pad, high + pad),
+      height: '190px', showLine: false, lineSmooth: false, series: perSeries, chartPadding: PADDING,
+      axisX: timeAxis(lib, times),
       axisY: { type: lib.FixedScaleAxis, ticks: [1, 2, 3], low: 0.5, high: 3.5, offset: 80, labelInterpolationFnc: (v) => LANES[v] || '' },
     });
     chart.on('draw', (d) => {
@@ -105,7 +109,7 @@ export function drawTimeline(slot, events, nowMs) {
 }
 
 // Points over time, one series per entry of `groups` ({name, points: [{x, y, text}]}).
-export function drawSeries(slot, testid, groups, { height = '180px', unit = '' } = {}) {
+export function drawSeries(slot, testid, groups, { height = '180px' } = {}) {
   const sig = JSON.stringify(groups);
   return slot.draw(sig, (lib, el) => {
     const xs = groups.flatMap((g) => g.points.map((p) => p.x));
@@ -113,18 +117,15 @@ export function drawSeries(slot, testid, groups, { height = '180px', unit = '' }
       el.appendChild(h('p', { class: 'muted' }, 'No checkpoints to plot.'));
       return null;
     }
-    const low = Math.min(...xs);
-    const high = Math.max(...xs);
-    const pad = Math.max((high - low) * 0.03, 1000);
     const series = groups.map((g, i) => ({
       name: g.name,
       className: `plot-series plot-${i % 6}`,
       data: g.points.map((p) => ({ x: p.x, y: p.y, meta: { kind: g.kind || 'point', text: p.text } })),
     }));
     const chart = new lib.LineChart(el, { series }, {
-      height, lineSmooth: false, low: 0, chartPadding: { top: 10, right: 24, bottom: 0, left: 10 },
-      axisX: timeAxis(lib, low - pad, high + pad),
-      axisY: { offset: 56, labelInterpolationFnc: (v) => `${Number(v).toLocaleString(undefined, { maximumFractionDigits: 1 })}${unit}` },
+      height, lineSmooth: false, low: 0, chartPadding: PADDING,
+      axisX: timeAxis(lib, xs),
+      axisY: { offset: 56, labelInterpolationFnc: (v) => `${Number(v).toLocaleString(undefined, { maximumFractionDigits: 1 })}` },
     });
     chart.on('draw', (d) => {
       annotate(d, testid);

@@ -116,6 +116,38 @@ uint32_t RestartCountIn(const std::vector<std::string>& env) {
   return 0;
 }
 
+// In its own PID namespace the workload still sees the node's /proc, where its own pids name
+// other processes. UCX (MPICH's and OpenMPI's transport) opens a peer rank's shared memory
+// through /proc/<peer pid>/fd unless told to use the segment's name: MPI_Init failed, or a
+// rank crashed. Its pids also name OpenMPI's files, the same in every workload
+// (daemon/mpi_scratch.h). A SLURM job's srun steps run outside the namespace and must see the
+// environment they see without cedana: CEDANA_ADDED_ENV names what spank/cedana removes from
+// their tasks' environment again.
+void AddPidNamespaceEnv(WorkloadSpec* spec) {
+  std::vector<std::string> added;
+  const bool ucx_set = std::any_of(spec->env.begin(), spec->env.end(), [](const std::string& e) {
+    return e.rfind("UCX_POSIX_USE_PROC_LINK=", 0) == 0;
+  });
+  if (!ucx_set) {
+    spec->env.push_back("UCX_POSIX_USE_PROC_LINK=n");
+    added.push_back("UCX_POSIX_USE_PROC_LINK");
+  }
+  // On a copy: the variables are set only once their directory is there.
+  const std::string scratch = MpiScratchDirFor(spec->id);
+  std::vector<std::string> env = spec->env;
+  const std::vector<std::string> mpi_added = AddMpiScratchEnv(&env, scratch);
+  if (!mpi_added.empty()) {
+    if (Status s = PrepareMpiScratch(scratch, spec->uid, spec->gid); s.ok()) {
+      spec->env = std::move(env);
+      spec->mpi_scratch_dir = scratch;
+      added.insert(added.end(), mpi_added.begin(), mpi_added.end());
+    } else {
+      log::Warn("run: workload {}: OpenMPI keeps its default file names: {}", spec->id, s.ToString());
+    }
+  }
+  if (!added.empty()) spec->env.push_back(fmt::format("CEDANA_ADDED_ENV={}", fmt::join(added, ",")));
+}
+
 // With restore_label (the SLURM job proxy), the newest good checkpoint of the label is restored
 // if there is one; if none can be, the command starts fresh and the reason is returned.
 Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest& req) {
@@ -162,36 +194,7 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
   spec.gid = caller.gid;
   spec.groups = GroupsOf(caller.uid, caller.gid);
   spec.unprivileged = node.RunsAsOwner(caller.uid);
-  // In its own PID namespace the workload still sees the node's /proc, where its own pids name
-  // other processes. UCX (MPICH's and OpenMPI's transport) opens a peer rank's shared memory
-  // through /proc/<peer pid>/fd unless told to use the segment's name: MPI_Init failed, or a
-  // rank crashed. A SLURM job's srun steps run outside the namespace and must see the
-  // environment they see without cedana: CEDANA_ADDED_ENV names what spank/cedana removes
-  // from their tasks' environment again.
-  // Its pids also name OpenMPI's files, the same in every workload (daemon/mpi_scratch.h).
-  if (!spec.unprivileged) {
-    std::vector<std::string> added;
-    const bool ucx_set = std::any_of(spec.env.begin(), spec.env.end(), [](const std::string& e) {
-      return e.rfind("UCX_POSIX_USE_PROC_LINK=", 0) == 0;
-    });
-    if (!ucx_set) {
-      spec.env.push_back("UCX_POSIX_USE_PROC_LINK=n");
-      added.push_back("UCX_POSIX_USE_PROC_LINK");
-    }
-    const std::string scratch = MpiScratchDirFor(spec.id);
-    std::vector<std::string> mpi_env = spec.env;
-    std::vector<std::string> mpi_added = AddMpiScratchEnv(&mpi_env, scratch);
-    if (!mpi_added.empty()) {
-      if (Status s = PrepareMpiScratch(scratch, spec.uid, spec.gid); s.ok()) {
-        spec.env = std::move(mpi_env);
-        spec.mpi_scratch_dir = scratch;
-        added.insert(added.end(), mpi_added.begin(), mpi_added.end());
-      } else {
-        log::Warn("run: workload {}: OpenMPI keeps its default file names: {}", spec.id, s.ToString());
-      }
-    }
-    if (!added.empty()) spec.env.push_back("CEDANA_ADDED_ENV=" + fmt::format("{}", fmt::join(added, ",")));
-  }
+  if (!spec.unprivileged) AddPidNamespaceEnv(&spec);
   spec.job_id = req.job_id;
   spec.restart_count = restart_count;
   spec.created_at_ms = NowMs();

@@ -4,27 +4,24 @@
 namespace cedana::controller {
 namespace {
 
-constexpr char kInsert[] =
-    "INSERT INTO job_events (job_id, kind, run_index, at_ms, detail, checkpoint_id) VALUES (?, ?, ?, ?, ?, ?) ";
+// Inserts each event; `on_conflict` says what an event already kept for its key becomes.
+Status Insert(Database& db, const std::vector<JobEvent>& events, const std::string& on_conflict) {
+  const std::string sql =
+      "INSERT INTO job_events (job_id, kind, run_index, at_ms, detail, checkpoint_id) VALUES (?, ?, ?, ?, ?, ?) "
+      "ON CONFLICT (job_id, kind, run_index) " + on_conflict;
+  for (const JobEvent& e : events)
+    CEDANA_RETURN_IF_ERROR(db.Exec(sql, {e.job_id, e.kind, e.run, e.at_ms, e.detail, e.checkpoint_id}));
+  return OkStatus();
+}
 
 }  // namespace
 
-Status Catalog::RecordJobEvents(const std::vector<JobEvent>& events) {
-  for (const JobEvent& e : events)
-    CEDANA_RETURN_IF_ERROR(db_->Exec(std::string(kInsert) + "ON CONFLICT (job_id, kind, run_index) DO NOTHING",
-                                     {e.job_id, e.kind, e.run, e.at_ms, e.detail, e.checkpoint_id}));
-  return OkStatus();
-}
+Status Catalog::RecordJobEvents(const std::vector<JobEvent>& events) { return Insert(*db_, events, "DO NOTHING"); }
 
 Status Catalog::RecordRunStarts(const std::vector<JobEvent>& starts) {
   // slurmctld's start time stays when it came first: it is the run's start, the node daemon's
   // is when the workload began (after a restore).
-  for (const JobEvent& e : starts)
-    CEDANA_RETURN_IF_ERROR(db_->Exec(
-        std::string(kInsert) + "ON CONFLICT (job_id, kind, run_index) DO UPDATE SET "
-                               "detail = excluded.detail, checkpoint_id = excluded.checkpoint_id",
-        {e.job_id, e.kind, e.run, e.at_ms, e.detail, e.checkpoint_id}));
-  return OkStatus();
+  return Insert(*db_, starts, "DO UPDATE SET detail = excluded.detail, checkpoint_id = excluded.checkpoint_id");
 }
 
 Result<std::vector<JobEvent>> Catalog::ListJobEvents(int64_t job_id) {

@@ -14,13 +14,18 @@ bool IsFinal(const std::string& state) {
   return std::find(kFinal.begin(), kFinal.end(), state) != kFinal.end();
 }
 
-JobEvent Event(const SlurmJobLife& job, const char* kind, int64_t run, int64_t at_seconds) {
+JobEvent EventAt(int64_t job_id, const char* kind, int64_t run, int64_t at_ms) {
   JobEvent e;
-  e.job_id = job.job_id;
+  e.job_id = job_id;
   e.kind = kind;
   e.run = run;
-  e.at_ms = at_seconds * 1000;
+  e.at_ms = at_ms;
   return e;
+}
+
+// libslurm's times are seconds.
+JobEvent Event(const SlurmJobLife& job, const char* kind, int64_t run, int64_t at_seconds) {
+  return EventAt(job.job_id, kind, run, at_seconds * 1000);
 }
 
 // A run's events in the order they happen, for events stamped in the same second.
@@ -68,11 +73,7 @@ void RecordedEvents::Mark(const std::vector<JobEvent>& recorded, const std::vect
 }
 
 JobEvent StartOfRun(int64_t job_id, int64_t run, int64_t started_at_ms, const std::string& restored_from) {
-  JobEvent e;
-  e.job_id = job_id;
-  e.kind = kEventStarted;
-  e.run = run;
-  e.at_ms = started_at_ms;
+  JobEvent e = EventAt(job_id, kEventStarted, run, started_at_ms);
   e.detail = restored_from.empty() ? "fresh" : "resumed";
   e.checkpoint_id = restored_from;
   return e;
@@ -87,19 +88,11 @@ std::vector<JobEvent> JobTimeline(std::vector<JobEvent> events, const std::vecto
     // slurmctld forgets a preemption at the requeue, which can come before the watcher's next
     // look; the checkpoint the preemption asked for says when it was asked.
     if (c.reason == "preemption" && !seen_preempted(c.restart_count)) {
-      JobEvent p;
-      p.job_id = c.job_id.value_or(0);
-      p.kind = kEventPreempted;
-      p.run = c.restart_count;
-      p.at_ms = c.created_ms - c.duration_ms;
+      JobEvent p = EventAt(c.job_id.value_or(0), kEventPreempted, c.restart_count, c.created_ms - c.duration_ms);
       p.detail = "when its checkpoint was asked for";
       events.push_back(std::move(p));
     }
-    JobEvent e;
-    e.job_id = c.job_id.value_or(0);
-    e.kind = kEventCheckpoint;
-    e.run = c.restart_count;
-    e.at_ms = c.created_ms;
+    JobEvent e = EventAt(c.job_id.value_or(0), kEventCheckpoint, c.restart_count, c.created_ms);
     e.detail = c.reason;
     e.checkpoint_id = c.id;
     e.size = c.size;

@@ -1,5 +1,6 @@
-// The SLURM jobs slurmctld knows now, and the events of their lives that this look shows, through libslurm (slurm_load_jobs). Blocking RPC to
-// slurmctld; call from the watcher thread only. kUnavailable when slurmctld does not answer.
+// The SLURM jobs slurmctld knows now, and the events of their lives that this look shows,
+// through libslurm (slurm_load_jobs). Blocking RPC to slurmctld; call from the watcher thread
+// only. kUnavailable when slurmctld does not answer.
 #pragma once
 
 #include <vector>
