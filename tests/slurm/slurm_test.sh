@@ -66,6 +66,8 @@ check "victim checkpointed at preemption" wait_for 30 grep -q "taken on preempti
 at_preempt=$(last_counter victim.out)
 check "victim requeued (PENDING)" wait_job_state "$victim" PENDING 120
 check "preemptor runs" wait_job_state "$preemptor" RUNNING 60
+# RUNNING comes before its first echo: cancelled at once it may not have written a line yet.
+check "preemptor writes to victim.out" wait_for 30 grep -q "^Starting preemptor" victim.out
 scancel "$preemptor"
 release_requeue_hold "$victim"
 check "victim runs again" wait_job_state "$victim" RUNNING 60
