@@ -135,6 +135,10 @@ const std::vector<KeySpec>& Specs() {
     s.push_back(IntKey("checkpoint.memory_limit_mib", "CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB",
                        &Config::checkpoint_memory_limit_mib, 64, 65536,
                        "Most image data a streaming dump buffers, in MiB; past it CRIU waits."));
+    s.push_back(IntKey("checkpoint.parallel_dumps", "CEDANA_CHECKPOINT_PARALLEL_DUMPS",
+                       &Config::checkpoint_parallel_dumps, 0, 256,
+                       "Most dumps the node daemon runs at once; the others wait their turn, "
+                       "earliest deadline first. 0: as many as the node has cores, at least 2."));
     s.push_back(EnumKey("checkpoint.tcp", "CEDANA_CHECKPOINT_TCP", &Config::checkpoint_tcp,
                         {"refuse", "established", "close"},
                         "TCP connections to peers outside the job: refuse the checkpoint, restore "

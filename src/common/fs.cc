@@ -2,9 +2,11 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -112,6 +114,11 @@ Result<std::vector<std::string>> ListDir(const std::string& path) {
 bool Exists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
+}
+
+bool IsInMemoryFileSystem(const std::string& path) {
+  struct statfs st {};
+  return ::statfs(path.c_str(), &st) == 0 && (st.f_type == TMPFS_MAGIC || st.f_type == RAMFS_MAGIC);
 }
 
 Result<uint64_t> TreeSize(const std::string& path) {

@@ -22,6 +22,8 @@ Status RemoveTree(const std::string& path);
 Result<std::vector<std::string>> ListDir(const std::string& path);
 bool Exists(const std::string& path);
 Status FsyncPath(const std::string& path);
+// Whether `path` is on tmpfs or ramfs: what is written there takes memory.
+bool IsInMemoryFileSystem(const std::string& path);
 // Total bytes of the regular files under `path`.
 Result<uint64_t> TreeSize(const std::string& path);
 // openat2(dir, rel, flags) that follows no symlink anywhere on the way (and, with `beneath`,

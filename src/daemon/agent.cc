@@ -141,8 +141,11 @@ void Agent::RunOperation(const nlohmann::json& op) {
       options.leave_running = true;  // policies and "checkpoint now" never stop the job
       options.reason = reason;
       Caller root{0, 0, 0};
+      // No deadline: a policy's or a maintenance move's dump waits for the preemptions'.
+      DumpQueue::Slot slot = node_.dump_queue().Enter(DemandOf(node_, options, 0), {});
       Result<DumpOutcome> out = RunDump(node_, root, options, progress);
       if (out.has_value()) {
+        slot.Succeeded();
         done["checkpoint_id"] = out->manifest.id;
         done["done_bytes"] = out->manifest.StoredBytes();
         done["total_bytes"] = out->manifest.StoredBytes();

@@ -31,9 +31,27 @@ void ConnectionLimits::Release(uid_t uid) {
   if (auto it = per_uid_.find(uid); it != per_uid_.end() && --it->second <= 0) per_uid_.erase(it);
 }
 
+void ConnectionLimits::Park(uid_t uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++parked_;
+  --total_;
+  if (uid == 0) return;
+  --non_root_;
+  if (auto it = per_uid_.find(uid); it != per_uid_.end() && --it->second <= 0) per_uid_.erase(it);
+}
+
+void ConnectionLimits::Unpark(uid_t uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  --parked_;
+  ++total_;
+  if (uid == 0) return;
+  ++non_root_;
+  ++per_uid_[uid];
+}
+
 int ConnectionLimits::open() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return total_;
+  return total_ + parked_;
 }
 
 }  // namespace cedana::daemon

@@ -28,12 +28,18 @@ class ConnectionLimits {
   std::string Admit(uid_t uid);
   // Ends a connection Admit counted.
   void Release(uid_t uid);
-  int open() const;
+  // A connection of `uid` waits for its turn in the dump queue: while parked it counts against
+  // no cap. The caller parks at most one connection per running workload of `uid` (the first
+  // dump of each workload), so parked ones are bounded by the jobs SLURM gave the user here:
+  // a user with 50 jobs on the node, all preempted at once, keeps all 50 dumps.
+  void Park(uid_t uid);
+  void Unpark(uid_t uid);
+  int open() const;  // parked ones too
 
  private:
   const ConnectionCaps caps_;
   mutable std::mutex mu_;
-  int total_ = 0, non_root_ = 0;
+  int total_ = 0, non_root_ = 0, parked_ = 0;
   std::map<uid_t, int> per_uid_;
 };
 

@@ -25,5 +25,29 @@ TEST(ConnectionLimitsTest, OneUserCannotTakeWhatOthersAndRootNeed) {
   EXPECT_EQ(limits.Admit(0), "");
 }
 
+TEST(ConnectionLimitsTest, ParkedConnectionsCountAgainstNoCapUntilTheyAreBack) {
+  ConnectionLimits limits({/*total=*/10, /*reserved_for_root=*/3, /*per_user=*/2});
+  ASSERT_EQ(limits.Admit(1001), "");
+  ASSERT_EQ(limits.Admit(1001), "");
+  EXPECT_NE(limits.Admit(1001), "");
+  // Both wait for a dump slot: the user's other proxies may still connect.
+  limits.Park(1001);
+  limits.Park(1001);
+  EXPECT_EQ(limits.open(), 2);
+  ASSERT_EQ(limits.Admit(1001), "");
+  ASSERT_EQ(limits.Admit(1001), "");
+  EXPECT_NE(limits.Admit(1001), "");
+  // Back from the queue they count again (over the cap for a moment), then end.
+  limits.Unpark(1001);
+  limits.Unpark(1001);
+  EXPECT_EQ(limits.open(), 4);
+  limits.Release(1001);
+  limits.Release(1001);
+  EXPECT_NE(limits.Admit(1001), "");  // still at its cap of 2
+  limits.Release(1001);
+  EXPECT_EQ(limits.Admit(1001), "");
+  EXPECT_EQ(limits.open(), 2);
+}
+
 }  // namespace
 }  // namespace cedana::daemon

@@ -16,6 +16,7 @@
 #include "common/fs.h"
 #include "common/hex.h"
 #include "common/log.h"
+#include "common/unix_time.h"
 #include "common/scope_exit.h"
 #include "common/unique_fd.h"
 #include "daemon/caller_files.h"
@@ -395,8 +396,9 @@ Result<DumpOutcome> DumpTarget(Node& node, const Target& target, const DumpOptio
 
   // "dump": how long CRIU ran, i.e. the longest the tree was frozen (a streaming dump's CRIU
   // also waits for the store when the memory limit is reached).
-  log::Info("dump: checkpoint {} of pid {} (label {}, {} bytes stored, dump {} ms, total {} ms{})",
+  log::Info("dump: checkpoint {} of pid {} (label {}, {} bytes stored, {}dump {} ms, total {} ms{})",
             m.id, target.pid, m.label, m.StoredBytes(),
+            options.waited_ms > 0 ? fmt::format("waited {} ms for a slot, ", options.waited_ms) : "",
             std::chrono::duration_cast<std::chrono::milliseconds>(dumped - criu_started).count(),
             m.duration_ms, streamed_note);
   return DumpOutcome{m, store->Describe() + "/" + ref.Path()};
@@ -420,6 +422,27 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   if (Status s = node.records().SaveNotice(target.workload_id, {text, NowMs()}); !s.ok())
     log::Warn("dump: recording the notice of workload {}: {}", target.workload_id, s.ToString());
   return out;
+}
+
+// What a dump of `o` asks of the node (daemon/dump_queue.h): its tree's resident memory is
+// about what CRIU writes; the dump itself holds its streaming buffer, and the images too when
+// the work dir is in memory.
+DumpDemand DemandOf(Node& node, const DumpOptions& o, int64_t deadline_ms) {
+  constexpr uint64_t kDumpBaseBytes = 64ull << 20;  // CRIU, the packer's buffers
+  pid_t root = o.pid;
+  if (!o.workload_id.empty())
+    if (auto state = node.records().LoadState(o.workload_id); state.has_value()) root = state->pid;
+  DumpDemand d;
+  d.key = o.workload_id.empty() ? fmt::format("pid {}", root) : o.workload_id;
+  d.bytes = engine::TreeResidentBytes(root);
+  d.memory_bytes = kDumpBaseBytes;
+  if (node.config().checkpoint_streaming)
+    d.memory_bytes += static_cast<uint64_t>(node.config().checkpoint_memory_limit_mib) << 20;
+  else if (fs::IsInMemoryFileSystem(node.config().work_dir))
+    d.memory_bytes += d.bytes;
+  // A deadline already past goes first, no earlier than "now" (the claim is the caller's own).
+  d.deadline_ms = deadline_ms > 0 ? std::max(deadline_ms, UnixMillis()) : 0;
+  return d;
 }
 
 }  // namespace cedana::daemon

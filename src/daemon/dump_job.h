@@ -26,6 +26,7 @@ struct DumpOptions {
   int streams = 0;             // 0 = configured
   std::string label;           // "" = the workload's label
   std::string reason = "manual";  // why (common/checkpoint_reason.h), kept in the manifest
+  int64_t waited_ms = 0;          // in the dump queue before it started, for its log line
 };
 
 struct DumpOutcome {
@@ -39,6 +40,11 @@ using DumpProgress = std::function<void(const std::string& phase, uint64_t done,
 // The name of a dump's images dir in the work dir: recovery finds CRIU's log there.
 std::string DumpImagesName(const std::string& checkpoint_id);
 
+// What a dump of `o` asks of the node, for its place in the dump queue (daemon/dump_queue.h).
+// deadline_ms: when SLURM ends the job, unix ms; 0 = none.
+DumpDemand DemandOf(Node& node, const DumpOptions& o, int64_t deadline_ms);
+
+// Callers hold a slot of node.dump_queue() around it.
 Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions& options,
                             const DumpProgress& progress);
 

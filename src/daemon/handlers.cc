@@ -12,6 +12,7 @@
 
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/unix_time.h"
 #include "common/version.h"
 #include "daemon/caller_files.h"
 #include "daemon/dump_job.h"
@@ -312,6 +313,30 @@ Status ResolveManagedPid(const Node& node, const Caller& caller, DumpOptions* o)
   return OkStatus();
 }
 
+// Waits for the dump's turn (daemon/dump_queue.h), telling the caller when it is expected to
+// finish: a job proxy tells its job when that is past the grace time. While it waits, the first
+// dump of a workload counts against no connection cap (ConnectionLimits::Park).
+DumpQueue::Slot WaitForDumpSlot(Node& node, const Caller& caller, const DumpOptions& o,
+                                int64_t deadline_ms, const SendProgress& send) {
+  const DumpDemand demand = DemandOf(node, o, deadline_ms);
+  bool parked = false;
+  DumpQueue::Slot slot = node.dump_queue().Enter(demand, [&](const DumpForecast& f) {
+    if (f.ahead > 0)
+      log::Info("dump: {} ({} MiB) waits behind {} dump(s) ({} MiB); expected to end in {:.1f} s{}",
+                demand.key, demand.bytes >> 20, f.ahead, f.ahead_bytes >> 20,
+                (f.finish_ms - UnixMillis()) / 1000.0, f.fits ? "" : ", after its deadline");
+    send({{"type", "progress"}, {"phase", "queued"}, {"ahead", f.ahead}, {"ahead_bytes", f.ahead_bytes},
+          {"bytes", demand.bytes}, {"finish_ms", f.finish_ms}, {"deadline_ms", demand.deadline_ms},
+          {"fits", f.fits}});
+    if (f.first_of_key && f.ahead > 0) {
+      node.connection_limits().Park(caller.uid);
+      parked = true;
+    }
+  });
+  if (parked) node.connection_limits().Unpark(caller.uid);
+  return slot;
+}
+
 Result<Message> HandleDump(Node& node, const Caller& caller, const DaemonRequest& req,
                            const SendProgress& send) {
   DumpOptions o;
@@ -328,10 +353,13 @@ Result<Message> HandleDump(Node& node, const Caller& caller, const DaemonRequest
   if (o.workload_id.empty() == (o.pid == 0))
     return InvalidArgumentError("dump: give either a workload id or --pid");
   CEDANA_RETURN_IF_ERROR(ResolveManagedPid(node, caller, &o));
+  DumpQueue::Slot slot = WaitForDumpSlot(node, caller, o, req.deadline_ms, send);
+  o.waited_ms = slot.waited_ms();
   CEDANA_ASSIGN_OR_RETURN(
       DumpOutcome out, RunDump(node, caller, o, [&](const std::string& phase, uint64_t d, uint64_t t) {
         send({{"type", "progress"}, {"phase", phase}, {"done", d}, {"total", t}});
       }));
+  slot.Succeeded();
   Message summary = ManifestSummary(out.manifest);
   summary["location"] = out.location;
   return Message{{"checkpoint", summary}};

@@ -1,5 +1,6 @@
 #include "daemon/node.h"
 
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -14,7 +15,11 @@ Node::Node(Config config, engine::CriuClient criu, std::string cluster_key, std:
       hostname_(std::move(hostname)),
       criu_version_(std::move(criu_version)),
       records_(config_.state_dir),
-      slurm_jobs_(config_.state_dir + "/slurm-jobs") {}
+      slurm_jobs_(config_.state_dir + "/slurm-jobs"),
+      dump_queue_({config_.checkpoint_parallel_dumps > 0
+                       ? config_.checkpoint_parallel_dumps
+                       : AutoDumpSlots(std::thread::hardware_concurrency()),
+                   HalfOfAvailableMemory}) {}
 
 Result<std::unique_ptr<storage::CheckpointStore>> Node::OpenStore(const std::string& dir) const {
   return storage::OpenStore(dir.empty() ? config_.checkpoint_dir : dir, config_);

@@ -1,6 +1,6 @@
 // Node: what every request handler of the node daemon shares: the frozen config, the CRIU
-// client, the cluster key, the workload records. Built once in daemon start-up, then read-only
-// apart from the per-workload locks. Thread-safe.
+// client, the cluster key, the workload records, the connection caps and the dump queue. Built
+// once in daemon start-up, then read-only apart from the locks, caps and queue. Thread-safe.
 #pragma once
 
 #include <sys/types.h>
@@ -15,6 +15,8 @@
 
 #include "common/config.h"
 #include "common/system_names.h"
+#include "daemon/connection_limits.h"
+#include "daemon/dump_queue.h"
 #include "daemon/slurm_job_registry.h"
 #include "daemon/workload.h"
 #include "engine/criu_client.h"
@@ -43,6 +45,9 @@ class Node {
   const std::string& criu_version() const { return criu_version_; }
   const WorkloadRecords& records() const { return records_; }
   const SlurmJobRegistry& slurm_jobs() const { return slurm_jobs_; }
+  // The connections being served (server.cc admits them), and the dumps running and waiting.
+  ConnectionLimits& connection_limits() { return connection_limits_; }
+  DumpQueue& dump_queue() { return dump_queue_; }
 
   // The store named by `dir`, or the configured checkpoint dir when empty.
   Result<std::unique_ptr<storage::CheckpointStore>> OpenStore(const std::string& dir) const;
@@ -73,6 +78,8 @@ class Node {
   const std::string criu_version_;
   const WorkloadRecords records_;
   const SlurmJobRegistry slurm_jobs_;
+  ConnectionLimits connection_limits_;
+  DumpQueue dump_queue_;
   std::mutex locks_mu_;
   std::map<std::string, std::unique_ptr<std::mutex>> locks_;
   mutable std::mutex work_dirs_mu_;

@@ -204,7 +204,7 @@ int RunDaemon(const Config& config) {
     }
   }
 
-  ConnectionLimits limits;
+  ConnectionLimits& limits = node.connection_limits();
   for (;;) {
     pollfd fds[2] = {{listener->get(), POLLIN, 0}, {sigfd.get(), POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;

@@ -86,6 +86,14 @@ std::optional<uint64_t> StatusNumber(pid_t pid, std::string_view key) {
   return std::nullopt;
 }
 
+uint64_t TreeResidentBytes(pid_t root) {
+  auto tree = ProcessTreeOf(root);
+  if (!tree.has_value()) return 0;
+  uint64_t kib = 0;
+  for (pid_t pid : *tree) kib += StatusNumber(pid, "VmRSS").value_or(0);
+  return kib * 1024;
+}
+
 bool WaitUntilGone(pid_t pid, std::chrono::milliseconds timeout) {
   constexpr auto kPoll = std::chrono::milliseconds(20);
   for (auto waited = std::chrono::milliseconds(0);; waited += kPoll) {

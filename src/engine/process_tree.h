@@ -28,6 +28,9 @@ uint64_t ProcessStartTime(pid_t pid);
 // The number of a /proc/<pid>/status line ("TracerPid", "VmRSS" in kB); nullopt when the process
 // or the line is missing.
 std::optional<uint64_t> StatusNumber(pid_t pid, std::string_view key);
+// The resident memory of the tree (VmRSS summed, so pages shared between its processes count
+// once per process): about what a dump writes. 0 when root does not exist.
+uint64_t TreeResidentBytes(pid_t root);
 // Polls until `pid` is gone or a zombie, at most `timeout`; false if it still runs.
 bool WaitUntilGone(pid_t pid, std::chrono::milliseconds timeout);
 

@@ -156,6 +156,7 @@ Status ReadFields(const FieldReader& f, DaemonRequest* r) {
   if (f.Has("streams") && (n < 1 || n > kMaxStreams))
     return InvalidArgumentError(fmt::format("streams must be between 1 and {}, got {}", kMaxStreams, n));
   r->streams = static_cast<int>(n);
+  CEDANA_RETURN_IF_ERROR(f.Int("deadline_ms", 0, std::numeric_limits<int64_t>::max(), &r->deadline_ms));
   n = r->signal_number;
   CEDANA_RETURN_IF_ERROR(f.Int("signal", 1, kMaxSignal, &n));
   r->signal_number = static_cast<int>(n);

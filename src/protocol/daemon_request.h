@@ -75,6 +75,9 @@ struct DaemonRequest {
   std::string tcp;
   // dump: why it is taken (common/checkpoint_reason.h); "" = manual.
   std::string reason;
+  // dump: unix ms by which SLURM ends the job (the end of its grace time), which orders the
+  // node's waiting dumps (daemon/dump_queue.h); 0 = none.
+  int64_t deadline_ms = 0;
   // kill: the signal sent, 1..64. Default SIGKILL.
   int signal_number = SIGKILL;
   // slurm_job_start: the job's owner as slurmd says.

@@ -162,14 +162,43 @@ std::string LocalTime(int64_t unix_ms) {
   return buf;
 }
 
+// When SLURM starts to end the job after it told it to stop. At a preemption slurmctld sets the
+// job's end to the preemption's start plus its partition's GraceTime; without a grace time it
+// requeues at once, and the job has KillWait between SIGTERM and SIGKILL, as at a scancel.
+struct JobDeadlines {
+  std::optional<uint32_t> grace_seconds;  // unknown: the partition could not be loaded
+  uint32_t kill_wait_seconds = 30;
+  // Unix ms; 0 when unknown.
+  int64_t AfterPreemption(std::time_t began) const {
+    if (!grace_seconds) return 0;
+    return (static_cast<int64_t>(began) + (*grace_seconds > 0 ? *grace_seconds : kill_wait_seconds)) * 1000;
+  }
+  int64_t AfterSigterm(std::time_t now) const { return (static_cast<int64_t>(now) + kill_wait_seconds) * 1000; }
+};
+
+// The node daemon said when the dump is expected to end (daemon/dump_queue.h): if that is
+// after SLURM ends the job, the owner hears it now, not after the job was lost.
+void TellIfLate(const protocol::Message& m, const char* why, JobLog& log) {
+  if (m.value("phase", "") != "queued" || m.value("fits", true)) return;
+  const int64_t finish = m.value("finish_ms", int64_t{0}), deadline = m.value("deadline_ms", int64_t{0});
+  log("the checkpoint on {} is not expected to finish in time: {} MiB to dump behind {} other "
+      "checkpoint(s) on this node ({} MiB), expected to end at {}, {:.0f} s after SLURM ends the "
+      "job at {}. If it does not finish, the job's next run resumes from its newest checkpoint, or "
+      "starts fresh", why, m.value("bytes", uint64_t{0}) >> 20, m.value("ahead", 0),
+      m.value("ahead_bytes", uint64_t{0}) >> 20, LocalTime(finish), (finish - deadline) / 1000.0,
+      LocalTime(deadline));
+}
+
 // Asks the daemon for a checkpoint (that stops the workload, unless leave_running). Its duration
 // in ms once it was committed, nullopt when it failed. `why` is said to the owner, `reason` is
-// recorded with the checkpoint.
+// recorded with the checkpoint; `deadline_ms` (unix ms, 0 = none) is when SLURM ends the job.
 std::optional<int64_t> Checkpoint(const std::string& socket, const std::string& id, const char* why,
-                                  const char* reason, bool leave_running, JobLog& log) {
+                                  const char* reason, bool leave_running, int64_t deadline_ms,
+                                  JobLog& log) {
   auto started = std::chrono::steady_clock::now();
-  auto r = protocol::CallDaemon(
-      socket, {{"op", "dump"}, {"id", id}, {"leave_running", leave_running}, {"reason", reason}});
+  protocol::Message req = {{"op", "dump"}, {"id", id}, {"leave_running", leave_running}, {"reason", reason}};
+  if (deadline_ms > 0) req["deadline_ms"] = deadline_ms;
+  auto r = protocol::CallDaemon(socket, req, [&](const protocol::Message& m) { TellIfLate(m, why, log); });
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!r.has_value()) {
     // Something in the job cannot be checkpointed: trying again will not help, so say what
@@ -261,10 +290,15 @@ int RunAttach(const std::vector<std::string>& argv) {
   const bool requeue_asked = Env("CEDANA_REQUEUE_ON_TIMEOUT") == "1";
   // SLURM's notice of preemption (job_polling.h): job_submit/cedana gave this job SIGUSR1 at
   // preemption, and slurmctld sends it. Then slurmctld is asked about the job only seldom.
+  // Asked once here, with the grace time: not at a preemption, when slurmctld is busiest.
+  Result<SlurmctldSettings> settings = job.LoadSlurmctldSettings();
+  JobDeadlines deadlines;
+  if (settings.has_value()) deadlines.kill_wait_seconds = settings->kill_wait_seconds;
+  if (auto grace = job.GraceSeconds(Env("SLURM_JOB_PARTITION")); grace.has_value())
+    deadlines.grace_seconds = *grace;
   bool preempt_notice = false;
   if (Env(std::string(slurm::kPreemptNoticeVar).c_str()) == "USR1") {
-    Result<bool> sends = job.SlurmctldSendsPreemptNotice();
-    preempt_notice = sends.has_value() && *sends;
+    preempt_notice = settings.has_value() && settings->sends_preempt_notice;
     if (!preempt_notice)
       log("slurmctld does not signal preemptions (SlurmctldParameters lacks preempt_send_user_signal: "
           "run `cedana slurm setup` on the controller); asking it about job {} twice a second instead", job_id);
@@ -275,7 +309,12 @@ int RunAttach(const std::vector<std::string>& argv) {
   for (;;) {
     if (g_term && !tried_term && !checkpointed) {
       tried_term = true;
-      checkpointed = Checkpoint(socket, id, "SIGTERM", TerminationReason(job.Load()), false, log).has_value();
+      const std::time_t now = std::time(nullptr);
+      Result<JobState> s = job.Load();
+      // A preemption without SLURM's notice: SIGTERM starts the grace time.
+      const int64_t deadline = s.has_value() && s->preempted ? deadlines.AfterPreemption(s->preempt_time)
+                                                             : deadlines.AfterSigterm(now);
+      checkpointed = Checkpoint(socket, id, "SIGTERM", TerminationReason(s), false, deadline, log).has_value();
     }
     if (g_term && checkpointed) return 0;
     if (int sig = g_forward; sig != 0) {
@@ -284,9 +323,11 @@ int RunAttach(const std::vector<std::string>& argv) {
         log("passing signal {} on to the workload failed: {}", sig, f.error().message());
     }
     bool preempt = g_usr1 != 0;
+    std::time_t preempt_began = std::time(nullptr);  // SLURM's notice comes as it begins
     std::optional<TimeLimitInput> limit_in;  // set when the job was just asked about
     if (!checkpointed && std::chrono::steady_clock::now() >= next_poll) {
       if (auto s = job.Load(); s.has_value()) {
+        if (!preempt && s->preempted) preempt_began = s->preempt_time;
         preempt = preempt || s->preempted;
         limit_in = TimeLimitInput{std::time(nullptr), s->end_time, last_checkpoint_ms, requeue_asked,
                                   s->restart_count};
@@ -298,7 +339,8 @@ int RunAttach(const std::vector<std::string>& argv) {
       tried_preempt = true;
       // Stay alive after the checkpoint: SLURM requeues a preempted job when its grace time
       // ends; a batch step that exited by itself would end the job instead.
-      checkpointed = Checkpoint(socket, id, "preemption", "preemption", false, log).has_value();
+      checkpointed = Checkpoint(socket, id, "preemption", "preemption", false,
+                                deadlines.AfterPreemption(preempt_began), log).has_value();
     }
     if (limit_in && !checkpointed && !tried_limit) {
       const TimeLimitInput& in = *limit_in;
@@ -308,7 +350,8 @@ int RunAttach(const std::vector<std::string>& argv) {
         if (std::string why = WhyNoRequeue(in, limits); !why.empty())
           log("not requeued at the time limit: {}", why);
         bool requeue = action == TimeLimitAction::kCheckpointAndRequeue;
-        std::optional<int64_t> took = Checkpoint(socket, id, "its time limit", "time_limit", !requeue, log);
+        std::optional<int64_t> took = Checkpoint(socket, id, "its time limit", "time_limit", !requeue,
+                                                 static_cast<int64_t>(in.end_time) * 1000, log);
         if (took) last_checkpoint_ms = *took;
         if (took && requeue) {
           // Stopped at the checkpoint: SLURM ends this run and starts the job again, and the

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -25,6 +26,7 @@ Result<JobState> SlurmJob::Load() {
   if (msg->record_count > 0) {
     const slurm_job_info_t& j = msg->job_array[0];
     state.preempted = j.preempt_time != 0;
+    state.preempt_time = j.preempt_time;
     // A job without a time limit has an end time far ahead (INFINITE minutes).
     state.end_time = j.time_limit == INFINITE || j.time_limit == NO_VAL ? 0 : j.end_time;
     state.restart_count = j.restart_cnt;
@@ -36,14 +38,29 @@ Result<JobState> SlurmJob::Load() {
   return state;
 }
 
-Result<bool> SlurmJob::SlurmctldSendsPreemptNotice() {
+Result<SlurmctldSettings> SlurmJob::LoadSlurmctldSettings() {
   slurm_conf_t* conf = nullptr;
   if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || conf == nullptr)
     return UnavailableError(fmt::format("loading slurmctld's configuration: {}", slurm_strerror(slurm_get_errno())));
-  const bool sends = conf->slurmctld_params != nullptr &&
-                     std::strstr(conf->slurmctld_params, "preempt_send_user_signal") != nullptr;
+  SlurmctldSettings settings;
+  settings.sends_preempt_notice = conf->slurmctld_params != nullptr &&
+                                  std::strstr(conf->slurmctld_params, "preempt_send_user_signal") != nullptr;
+  settings.kill_wait_seconds = conf->kill_wait;
   slurm_free_ctl_conf(conf);
-  return sends;
+  return settings;
+}
+
+Result<uint32_t> SlurmJob::GraceSeconds(const std::string& partition) {
+  partition_info_msg_t* msg = nullptr;
+  if (slurm_load_partitions(0, &msg, SHOW_ALL) != SLURM_SUCCESS || msg == nullptr)
+    return UnavailableError(fmt::format("loading SLURM's partitions: {}", slurm_strerror(slurm_get_errno())));
+  std::optional<uint32_t> grace;
+  for (uint32_t i = 0; i < msg->record_count; ++i)
+    if (msg->partition_array[i].name != nullptr && partition == msg->partition_array[i].name)
+      grace = msg->partition_array[i].grace_time;
+  slurm_free_partition_info_msg(msg);
+  if (!grace.has_value()) return NotFoundError(fmt::format("SLURM has no partition {}", partition));
+  return *grace;
 }
 
 Status SlurmJob::Requeue() {

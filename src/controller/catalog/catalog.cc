@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/unix_time.h"
 #include "common/hex.h"
 #include "image/checksum.h"
 
@@ -113,11 +114,7 @@ OperationRecord OperationOf(const SqlRow& r) {
 
 }  // namespace
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+int64_t NowMs() { return UnixMillis(); }
 
 std::string SelectorToJson(const PolicySelector& s) {
   nlohmann::json j = nlohmann::json::object();
