@@ -25,6 +25,7 @@
 #include "protocol/client.h"
 #include "slurm/batch_script_env.h"
 #include "slurm_bin/slurm_job.h"
+#include "slurm_bin/job_deadlines.h"
 #include "slurm_bin/job_polling.h"
 #include "slurm_bin/time_limit.h"
 
@@ -161,20 +162,6 @@ std::string LocalTime(int64_t unix_ms) {
   if (::localtime_r(&t, &tm) != nullptr) std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S %Z", &tm);
   return buf;
 }
-
-// When SLURM starts to end the job after it told it to stop. At a preemption slurmctld sets the
-// job's end to the preemption's start plus its partition's GraceTime; without a grace time it
-// requeues at once, and the job has KillWait between SIGTERM and SIGKILL, as at a scancel.
-struct JobDeadlines {
-  std::optional<uint32_t> grace_seconds;  // unknown: the partition could not be loaded
-  uint32_t kill_wait_seconds = 30;
-  // Unix ms; 0 when unknown.
-  int64_t AfterPreemption(std::time_t began) const {
-    if (!grace_seconds) return 0;
-    return (static_cast<int64_t>(began) + (*grace_seconds > 0 ? *grace_seconds : kill_wait_seconds)) * 1000;
-  }
-  int64_t AfterSigterm(std::time_t now) const { return (static_cast<int64_t>(now) + kill_wait_seconds) * 1000; }
-};
 
 // The node daemon said when the dump is expected to end (daemon/dump_queue.h): if that is
 // after SLURM ends the job, the owner hears it now, not after the job was lost.

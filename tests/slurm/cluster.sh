@@ -9,6 +9,9 @@
 # CLUSTER_ACCOUNTING=1 adds job accounting (slurmdbd and MariaDB, tests/slurm/accounting.sh), so
 # that `sacct` answers.
 #
+# Besides the seeds' two partitions, "tight" is like debug with a grace time of 1 s: too short for
+# a large job's checkpoint.
+#
 # CLUSTER_CPUS=N makes each node declare N CPUs (default: the machine's), so that many jobs fit
 # on this small machine at once (slurmd then takes the configured count: config_overrides).
 #
@@ -77,6 +80,7 @@ NodeName=$CLUSTER_NODE NodeHostname=$(hostname) NodeAddr=$ctl_addr CPUs=$cpus St
 $node_b
 PartitionName=debug Nodes=$nodes Default=YES MaxTime=INFINITE State=UP PreemptMode=REQUEUE PriorityTier=1 GraceTime=15
 PartitionName=high  Nodes=$nodes MaxTime=INFINITE State=UP PreemptMode=REQUEUE PriorityTier=2
+PartitionName=tight Nodes=$nodes MaxTime=INFINITE State=UP PreemptMode=REQUEUE PriorityTier=1 GraceTime=1
 CONF
   [ -n "${CLUSTER_ACCOUNTING:-}" ] && accounting_conf_lines >>"$CLUSTER_CONF"
   return 0

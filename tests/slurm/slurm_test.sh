@@ -269,6 +269,17 @@ check "each child's checksum equals an uninterrupted run's ($expect)" \
   test "$(grep -c "child0: PASS $expect" memjob.out)" = 1
 rm -f "$FLAG"
 
+# A checkpoint that cannot end within the grace time (600 MiB in 1 s, partition tight): the job
+# hears it in its stderr as soon as it is preempted, not after it was lost.
+j=$(submit -p tight --export=ALL,CEDANA_ENABLE=1,CEDANA_CHECKPOINT=tight -o tight.out -e tight.err \
+  --wrap "$MEMSTATE 600 $FLAG 0")
+check "a 600 MiB job in a partition with a grace time of 1 s" wait_for 120 grep -q ready tight.out
+p=$(submit -p high -w compute-01 --cpus-per-task="$(nproc)" -o /dev/null -e /dev/null preemptor.sbatch)
+check "preempted, it is told its checkpoint will not finish in time" \
+  wait_for 30 grep -q "the checkpoint on preemption is not expected to finish in time: 6[0-9][0-9] MiB to dump" tight.err
+scancel "$p" "$j"
+wait_for 90 bash -c "[ -z \"\$(squeue -h -j $j,$p)\" ]"
+
 # --- faults -----------------------------------------------------------------------------------
 # The newest checkpoint corrupted: the job resumes from the previous one.
 newest=$(ls -t "$T"/checkpoints/root/victim | head -n1)
