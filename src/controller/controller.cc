@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -61,8 +62,8 @@ class Watcher {
     auto last_index = last_jobs, last_maintenance = last_jobs;
     while (!g_stop) {
       auto now = std::chrono::steady_clock::now();
-      if (now - last_jobs >= std::chrono::seconds(2)) {
-        SyncJobs();
+      if (now - last_jobs >= kJobsEvery) {
+        Timed("jobs", kJobsEvery, [this] { SyncJobs(); });
         last_jobs = now;
       }
       if (now - last_maintenance >= std::chrono::seconds(5)) {
@@ -77,8 +78,8 @@ class Watcher {
         poked = poked_;
         poked_ = false;
       }
-      if (poked || !finished.empty() || now - last_index >= std::chrono::seconds(5)) {
-        Report("index", indexer_.Refresh());
+      if (poked || !finished.empty() || now - last_index >= kIndexEvery) {
+        Timed("index", kIndexEvery, [this] { Report("index", indexer_.Refresh()); });
         last_index = now;
       }
       for (const auto& op : finished) AfterOperation(op);
@@ -91,19 +92,35 @@ class Watcher {
   }
 
  private:
+  // Only what changed is written; the whole table again every few minutes, which also sets
+  // right what anything else changed in it.
   void SyncJobs() {
-    Result<SlurmJobs> slurm = LoadSlurmJobs();
-    if (!slurm.has_value()) {
-      Report("slurm", slurm.error());
-      return;
+    Result<std::optional<SlurmJobs>> loaded = jobs_reader_.Load();
+    if (!loaded.has_value()) return Report("slurm", loaded.error());
+    if (!loaded->has_value()) return Report("slurm", OkStatus());  // no job changed
+    const SlurmJobs& slurm = **loaded;
+    const auto now = std::chrono::steady_clock::now();
+    const bool full = synced_jobs_.empty() || now - last_full_job_sync_ >= kFullSyncEvery;
+    Status synced;
+    if (full) {
+      synced = catalog_.SyncJobs(slurm.jobs);
+    } else {
+      JobChanges changes = DiffJobs(synced_jobs_, slurm.jobs);
+      synced = catalog_.UpdateJobs(changes.changed, changes.removed);
     }
-    Status synced = catalog_.SyncJobs(slurm->jobs);
-    std::vector<JobEvent> fresh = recorded_events_.New(slurm->events);
+    std::vector<JobEvent> fresh = recorded_events_.New(slurm.events);
     if (synced.ok()) synced = catalog_.RecordJobEvents(fresh);
     if (synced.ok()) {
       std::vector<int64_t> ids;
-      for (const JobRecord& j : slurm->jobs) ids.push_back(j.job_id);
+      synced_jobs_.clear();
+      for (const JobRecord& j : slurm.jobs) {
+        ids.push_back(j.job_id);
+        synced_jobs_[j.job_id] = j;
+      }
       recorded_events_.Mark(fresh, ids);
+      if (full) last_full_job_sync_ = now;
+    } else {
+      jobs_reader_.Forget();  // the next look reads every job again, changed or not
     }
     Report("slurm", synced);
   }
@@ -132,6 +149,22 @@ class Watcher {
     }
   }
 
+  // Runs one watcher's pass; its time goes to the debug log, and a pass longer than its interval
+  // (the watcher falls behind) to the warning log, at most every 10 minutes per watcher.
+  template <typename Pass>
+  void Timed(const char* what, std::chrono::seconds every, Pass pass) {
+    const auto start = std::chrono::steady_clock::now();
+    pass();
+    const auto end = std::chrono::steady_clock::now();
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(end - start).count();
+    log::Debug("watch: {} took {} ms", what, ms);
+    auto& warned = slow_warned_[what];
+    if (end - start > every && (warned == std::chrono::steady_clock::time_point{} || end - warned > std::chrono::minutes(10))) {
+      log::Warn("watch: a {} pass took {} ms, longer than its {} s interval", what, ms, every.count());
+      warned = end;
+    }
+  }
+
   // Logs a failure once, and its recovery once, per source: a down slurmctld is not a log flood.
   void Report(const std::string& source, const Status& s) {
     bool was_failing = failing_.count(source) > 0;
@@ -147,7 +180,14 @@ class Watcher {
   const Config& config_;
   Catalog& catalog_;
   CheckpointIndexer indexer_;
+  static constexpr auto kJobsEvery = std::chrono::seconds(2);
+  static constexpr auto kIndexEvery = std::chrono::seconds(5);
+  static constexpr auto kFullSyncEvery = std::chrono::minutes(5);
+  std::map<std::string, std::chrono::steady_clock::time_point> slow_warned_;
   RecordedEvents recorded_events_;  // the job watcher's (SyncJobs)
+  SlurmJobsReader jobs_reader_;
+  std::map<int64_t, JobRecord> synced_jobs_;  // what the catalog's job table holds
+  std::chrono::steady_clock::time_point last_full_job_sync_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<OperationRecord> finished_;

@@ -36,6 +36,24 @@ def call(method, path, token=None, body=None, raw=None):
             return e.code, raw.decode(errors="replace")
 
 
+def pages(path, token, limit):
+    """Every page of a listing at `limit` items a page, following X-Next-After; None on an error."""
+    out, after = [], None
+    for _ in range(1000):
+        sep = "&" if "?" in path else "?"
+        req = urllib.request.Request(BASE + path + f"{sep}limit={limit}" + (f"&after={after}" if after else ""))
+        req.add_header("Authorization", "Bearer " + token)
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                out.append(json.loads(r.read()))
+                after = r.headers.get("X-Next-After")
+        except urllib.error.HTTPError:
+            return None
+        if not after:
+            return out
+    return None
+
+
 def check(what, ok, detail=""):
     global failed
     if ok:
@@ -149,6 +167,19 @@ check("user inspects own checkpoint: good", st == 200 and body["state"] == "good
       (st, body))
 st, body = call("GET", "/v1/checkpoints", token=ADMIN)
 check("admin sees both users' checkpoints", st == 200 and {root_ck, user_ck} <= {c["id"] for c in body}, body)
+whole = [c["id"] for c in body]
+paged = pages("/v1/checkpoints", ADMIN, 1)
+check("checkpoints one a page: every one once, in the whole list's order",
+      paged is not None and all(len(p) == 1 for p in paged) and [p[0]["id"] for p in paged] == whole, (paged, whole))
+paged = pages("/v1/checkpoints?user=nobody", ADMIN, 1000)
+check("a page larger than the list: one page, with the filter", paged is not None and len(paged) == 1
+      and {c["owner"] for c in paged[0]} == {"nobody"}, paged)
+st, body = call("GET", "/v1/checkpoints?limit=0", token=ADMIN)
+check("limit 0: 400 naming the range", st == 400 and "1 to 1000" in body["error"]["message"], (st, body))
+st, body = call("GET", "/v1/checkpoints?limit=1&after=yesterday", token=ADMIN)
+check("an after no page gave: 400", st == 400 and "X-Next-After" in body["error"]["message"], (st, body))
+st, body = call("GET", "/v1/jobs?limit=1&after=x", token=ADMIN)
+check("jobs: an after that is not a job id: 400", st == 400 and "not a job id" in body["error"]["message"], (st, body))
 st, body, done = restore_through_agent(user_ck, user_token)
 check("user restores own checkpoint: 202", st == 202 and body["owner"] == "nobody", (st, body))
 check("the node daemon restored it for the user", done is not None and done["state"] == "done", done)

@@ -2,6 +2,7 @@
 
 #include <openssl/rand.h>
 
+#include <charconv>
 #include <chrono>
 #include <set>
 
@@ -23,6 +24,11 @@ constexpr char kJobColumns[] =
 // Every job query: its managed workload (if any) and its notice (if any).
 constexpr char kJobJoins[] =
     "jobs j LEFT JOIN managed_jobs m ON m.job_id = j.job_id LEFT JOIN job_notices n ON n.job_id = j.job_id";
+
+struct CheckpointPageCursor {
+  int64_t created_ms = 0;
+  std::string id;
+};
 
 JobRecord JobOf(const SqlRow& r) {
   JobRecord j;
@@ -218,52 +224,86 @@ Result<std::vector<NodeRecord>> Catalog::ListNodes() {
 
 // --- jobs ---
 
+Status Catalog::UpsertJob(const JobRecord& j, int64_t stamp) {
+  return db_->Exec(
+      "INSERT INTO jobs (job_id, name, user_name, partition_name, node, state, start_time, updated_ms) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET name = excluded.name, "
+      "user_name = excluded.user_name, partition_name = excluded.partition_name, node = excluded.node, "
+      "state = excluded.state, start_time = excluded.start_time, updated_ms = excluded.updated_ms",
+      {j.job_id, j.name, j.user, j.partition, j.node, j.state, j.start_time, stamp});
+}
+
 Status Catalog::SyncJobs(const std::vector<JobRecord>& jobs) {
-  int64_t now = NextStamp();
-  for (const JobRecord& j : jobs) {
-    CEDANA_RETURN_IF_ERROR(db_->Exec(
-        "INSERT INTO jobs (job_id, name, user_name, partition_name, node, state, start_time, updated_ms) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET name = excluded.name, "
-        "user_name = excluded.user_name, partition_name = excluded.partition_name, node = excluded.node, "
-        "state = excluded.state, start_time = excluded.start_time, updated_ms = excluded.updated_ms",
-        {j.job_id, j.name, j.user, j.partition, j.node, j.state, j.start_time, now}));
-  }
-  CEDANA_RETURN_IF_ERROR(db_->Exec("DELETE FROM jobs WHERE updated_ms < ?", {now}));
-  CEDANA_RETURN_IF_ERROR(db_->Exec("DELETE FROM job_notices WHERE job_id NOT IN (SELECT job_id FROM jobs)"));
-  return db_->Exec("DELETE FROM job_events WHERE job_id NOT IN (SELECT job_id FROM jobs)");
+  return db_->Transaction([&]() -> Status {
+    int64_t now = NextStamp();
+    for (const JobRecord& j : jobs) CEDANA_RETURN_IF_ERROR(UpsertJob(j, now));
+    CEDANA_RETURN_IF_ERROR(db_->Exec("DELETE FROM jobs WHERE updated_ms < ?", {now}));
+    CEDANA_RETURN_IF_ERROR(db_->Exec("DELETE FROM job_notices WHERE job_id NOT IN (SELECT job_id FROM jobs)"));
+    return db_->Exec("DELETE FROM job_events WHERE job_id NOT IN (SELECT job_id FROM jobs)");
+  });
+}
+
+Status Catalog::UpdateJobs(const std::vector<JobRecord>& changed, const std::vector<int64_t>& removed) {
+  if (changed.empty() && removed.empty()) return OkStatus();
+  return db_->Transaction([&]() -> Status {
+    int64_t now = NextStamp();
+    for (const JobRecord& j : changed) CEDANA_RETURN_IF_ERROR(UpsertJob(j, now));
+    for (int64_t id : removed)
+      for (const char* table : {"jobs", "job_notices", "job_events"})
+        CEDANA_RETURN_IF_ERROR(db_->Exec(fmt::format("DELETE FROM {} WHERE job_id = ?", table), {id}));
+    return OkStatus();
+  });
 }
 
 Status Catalog::SyncManagedJobs(const std::string& agent_node, const std::vector<ManagedJob>& jobs) {
-  int64_t now = NextStamp();
-  for (const ManagedJob& m : jobs) {
-    CEDANA_RETURN_IF_ERROR(db_->Exec(
-        "INSERT INTO managed_jobs (job_id, agent_node, label, user_name, status, updated_ms) "
-        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET agent_node = excluded.agent_node, "
-        "label = excluded.label, user_name = excluded.user_name, status = excluded.status, "
-        "updated_ms = excluded.updated_ms",
-        {m.job_id, agent_node, m.label, m.user, m.status, now}));
-    // The newest notice of the job stays after its workload is gone (a requeue starts another).
-    if (!m.notice.empty())
+  return db_->Transaction([&]() -> Status {
+    int64_t now = NextStamp();
+    for (const ManagedJob& m : jobs) {
       CEDANA_RETURN_IF_ERROR(db_->Exec(
-          "INSERT INTO job_notices (job_id, text, at_ms) VALUES (?, ?, ?) ON CONFLICT (job_id) DO UPDATE "
-          "SET text = excluded.text, at_ms = excluded.at_ms WHERE excluded.at_ms > job_notices.at_ms",
-          {m.job_id, m.notice, m.notice_at_ms}));
-  }
-  return db_->Exec("DELETE FROM managed_jobs WHERE agent_node = ? AND updated_ms < ?", {agent_node, now});
+          "INSERT INTO managed_jobs (job_id, agent_node, label, user_name, status, updated_ms) "
+          "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET agent_node = excluded.agent_node, "
+          "label = excluded.label, user_name = excluded.user_name, status = excluded.status, "
+          "updated_ms = excluded.updated_ms",
+          {m.job_id, agent_node, m.label, m.user, m.status, now}));
+      // The newest notice of the job stays after its workload is gone (a requeue starts another).
+      if (!m.notice.empty())
+        CEDANA_RETURN_IF_ERROR(db_->Exec(
+            "INSERT INTO job_notices (job_id, text, at_ms) VALUES (?, ?, ?) ON CONFLICT (job_id) DO UPDATE "
+            "SET text = excluded.text, at_ms = excluded.at_ms WHERE excluded.at_ms > job_notices.at_ms",
+            {m.job_id, m.notice, m.notice_at_ms}));
+    }
+    return db_->Exec("DELETE FROM managed_jobs WHERE agent_node = ? AND updated_ms < ?", {agent_node, now});
+  });
 }
 
 Result<std::vector<JobRecord>> Catalog::ListJobs(const std::optional<std::string>& user) {
-  std::string sql = fmt::format(
-      "SELECT {} FROM {}", kJobColumns, kJobJoins);
+  CEDANA_ASSIGN_OR_RETURN(Paged<JobRecord> all, ListJobsPage({user, std::nullopt, std::nullopt}, {}));
+  return std::move(all.items);
+}
+
+Result<Paged<JobRecord>> Catalog::ListJobsPage(const JobFilter& f, const PageRequest& page) {
+  std::string sql = fmt::format("SELECT {} FROM {} WHERE 1 = 1", kJobColumns, kJobJoins);
   std::vector<SqlValue> params;
-  if (user.has_value()) {
-    sql += " WHERE j.user_name = ?";
-    params.push_back(*user);
+  if (f.user) { sql += " AND j.user_name = ?"; params.push_back(*f.user); }
+  if (f.state) { sql += " AND j.state = ?"; params.push_back(*f.state); }
+  if (f.enabled) sql += *f.enabled ? " AND m.job_id IS NOT NULL" : " AND m.job_id IS NULL";
+  if (!page.after.empty()) {
+    int64_t after = 0;
+    auto [end, ec] = std::from_chars(page.after.data(), page.after.data() + page.after.size(), after);
+    if (ec != std::errc() || end != page.after.data() + page.after.size())
+      return InvalidArgumentError(fmt::format("after \"{}\" is not a job id (give the X-Next-After of the page before)", page.after));
+    sql += " AND j.job_id < ?";
+    params.push_back(after);
   }
   sql += " ORDER BY j.job_id DESC";
+  if (page.limit > 0) sql += fmt::format(" LIMIT {}", page.limit + 1);
   CEDANA_ASSIGN_OR_RETURN(auto rows, db_->Query(sql, params));
-  std::vector<JobRecord> out;
-  for (const auto& r : rows) out.push_back(JobOf(r));
+  Paged<JobRecord> out;
+  for (const auto& r : rows) out.items.push_back(JobOf(r));
+  if (page.limit > 0 && out.items.size() > static_cast<size_t>(page.limit)) {
+    out.items.pop_back();
+    out.next = std::to_string(out.items.back().job_id);
+  }
   return out;
 }
 
@@ -291,30 +331,71 @@ Status Catalog::UpsertCheckpoint(const CheckpointRecord& c) {
 }
 
 Status Catalog::SyncCheckpoints(const std::vector<CheckpointRecord>& found) {
-  std::set<std::string> ids;
-  for (const auto& c : found) {
-    CEDANA_RETURN_IF_ERROR(UpsertCheckpoint(c));
-    ids.insert(c.id);
-  }
-  CEDANA_ASSIGN_OR_RETURN(auto rows, db_->Query("SELECT id FROM checkpoints"));
-  for (const auto& r : rows) {
-    if (!ids.count(r.Text(0))) {
-      CEDANA_RETURN_IF_ERROR(DeleteCheckpoint(r.Text(0)));
+  return db_->Transaction([&]() -> Status {
+    std::set<std::string> ids;
+    for (const auto& c : found) {
+      CEDANA_RETURN_IF_ERROR(UpsertCheckpoint(c));
+      ids.insert(c.id);
     }
-  }
-  return OkStatus();
+    CEDANA_ASSIGN_OR_RETURN(auto rows, db_->Query("SELECT id FROM checkpoints"));
+    for (const auto& r : rows)
+      if (!ids.count(r.Text(0))) CEDANA_RETURN_IF_ERROR(DeleteCheckpoint(r.Text(0)));
+    return OkStatus();
+  });
+}
+
+Status Catalog::UpdateCheckpoints(const std::vector<CheckpointRecord>& changed,
+                                  const std::vector<std::string>& removed) {
+  if (changed.empty() && removed.empty()) return OkStatus();
+  return db_->Transaction([&]() -> Status {
+    for (const auto& c : changed) CEDANA_RETURN_IF_ERROR(UpsertCheckpoint(c));
+    for (const std::string& id : removed) CEDANA_RETURN_IF_ERROR(DeleteCheckpoint(id));
+    return OkStatus();
+  });
 }
 
 Result<std::vector<CheckpointRecord>> Catalog::ListCheckpoints(const CheckpointFilter& f) {
+  CEDANA_ASSIGN_OR_RETURN(Paged<CheckpointRecord> all, ListCheckpointsPage(f, {}));
+  return std::move(all.items);
+}
+
+namespace {
+
+// A checkpoint page's cursor: "<created_ms>.<id>" of its last row (split at the first '.': an id
+// may hold more).
+Result<CheckpointPageCursor> ParseCheckpointCursor(const std::string& after) {
+  size_t dot = after.find('.');
+  int64_t ms = 0;
+  const char* end = after.data() + (dot == std::string::npos ? after.size() : dot);
+  auto [at, ec] = std::from_chars(after.data(), end, ms);
+  if (dot == std::string::npos || ec != std::errc() || at != end || dot + 1 == after.size())
+    return InvalidArgumentError(fmt::format(
+        "after \"{}\" is not a checkpoint page's cursor (give the X-Next-After of the page before)", after));
+  return CheckpointPageCursor{ms, after.substr(dot + 1)};
+}
+
+}  // namespace
+
+Result<Paged<CheckpointRecord>> Catalog::ListCheckpointsPage(const CheckpointFilter& f, const PageRequest& page) {
   std::string sql = fmt::format("SELECT {} FROM checkpoints WHERE 1 = 1", kCheckpointColumns);
   std::vector<SqlValue> params;
   if (f.owner) { sql += " AND owner = ?"; params.push_back(*f.owner); }
   if (f.label) { sql += " AND label = ?"; params.push_back(*f.label); }
   if (f.job_id) { sql += " AND job_id = ?"; params.push_back(*f.job_id); }
+  if (!page.after.empty()) {
+    CEDANA_ASSIGN_OR_RETURN(CheckpointPageCursor c, ParseCheckpointCursor(page.after));
+    sql += " AND (created_ms < ? OR (created_ms = ? AND id < ?))";
+    params.insert(params.end(), {c.created_ms, c.created_ms, c.id});
+  }
   sql += " ORDER BY created_ms DESC, id DESC";
+  if (page.limit > 0) sql += fmt::format(" LIMIT {}", page.limit + 1);
   CEDANA_ASSIGN_OR_RETURN(auto rows, db_->Query(sql, params));
-  std::vector<CheckpointRecord> out;
-  for (const auto& r : rows) out.push_back(CheckpointOf(r));
+  Paged<CheckpointRecord> out;
+  for (const auto& r : rows) out.items.push_back(CheckpointOf(r));
+  if (page.limit > 0 && out.items.size() > static_cast<size_t>(page.limit)) {
+    out.items.pop_back();
+    out.next = fmt::format("{}.{}", out.items.back().created_ms, out.items.back().id);
+  }
   return out;
 }
 

@@ -93,6 +93,23 @@ struct CheckpointFilter {
   std::optional<int64_t> job_id;
 };
 
+struct JobFilter {
+  std::optional<std::string> user, state;
+  std::optional<bool> enabled;  // managed by a node daemon
+};
+
+// One page of a listing, by keyset: `after` is the `next` of the page before ("" = the first),
+// so a page costs the same however deep it is and rows added meanwhile do not shift it.
+struct PageRequest {
+  int limit = 0;  // 0 = every row
+  std::string after;
+};
+template <typename T>
+struct Paged {
+  std::vector<T> items;
+  std::string next;  // "" when this is the last page
+};
+
 struct PolicySelector {
   std::optional<int64_t> job_id;
   std::string name_pattern, user, partition, label;  // "" = any
@@ -167,17 +184,28 @@ class Catalog {
   Status TouchNode(const std::string& name, const std::string& version);
   Result<std::vector<NodeRecord>> ListNodes();
 
-  // Replaces the job table with what libslurm reported now.
+  // Replaces the job table with what libslurm reported now (one transaction).
   Status SyncJobs(const std::vector<JobRecord>& jobs);
+  // Writes only what changed since the last look (watch/slurm_jobs.h, DiffJobs): new or changed
+  // jobs, and the ids of jobs slurmctld forgot (with their notices and events). One transaction.
+  Status UpdateJobs(const std::vector<JobRecord>& changed, const std::vector<int64_t>& removed);
   // Replaces what node `agent_node` manages.
   Status SyncManagedJobs(const std::string& agent_node, const std::vector<ManagedJob>& jobs);
   Result<std::vector<JobRecord>> ListJobs(const std::optional<std::string>& user);
+  // Newest job first. kInvalidArgument for an `after` that is not a job id.
+  Result<Paged<JobRecord>> ListJobsPage(const JobFilter& filter, const PageRequest& page);
   Result<JobRecord> GetJob(int64_t job_id);  // kNotFound
 
   // Replaces the index with the checkpoints found in storage (keeps policy_id of known ones).
+  // One transaction.
   Status SyncCheckpoints(const std::vector<CheckpointRecord>& found);
+  // Writes only what changed since the last refresh: new or changed checkpoints, and the ids
+  // of vanished ones. One transaction.
+  Status UpdateCheckpoints(const std::vector<CheckpointRecord>& changed, const std::vector<std::string>& removed);
   Status UpsertCheckpoint(const CheckpointRecord& c);
   Result<std::vector<CheckpointRecord>> ListCheckpoints(const CheckpointFilter& filter);
+  // Newest first. kInvalidArgument for an `after` that no page gave.
+  Result<Paged<CheckpointRecord>> ListCheckpointsPage(const CheckpointFilter& filter, const PageRequest& page);
   Result<CheckpointRecord> GetCheckpoint(const std::string& id);  // kNotFound
   Status DeleteCheckpoint(const std::string& id);
   Status SetCheckpointPolicy(const std::string& id, int64_t policy_id);
@@ -220,6 +248,7 @@ class Catalog {
   // A strictly increasing millisecond stamp: a sync deletes the rows older than its stamp, so
   // two syncs within one millisecond must still get different stamps.
   int64_t NextStamp();
+  Status UpsertJob(const JobRecord& j, int64_t stamp);
 
   std::unique_ptr<Database> db_;
   std::atomic<int64_t> last_stamp_{0};

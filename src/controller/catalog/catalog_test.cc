@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace cedana::controller {
@@ -222,6 +223,74 @@ TEST(CatalogTest, CheckpointIndexFollowsStorage) {
   EXPECT_EQ(list->at(0).frozen_ms, 1500);
   EXPECT_EQ(list->at(0).duration_ms, 2500);
   EXPECT_EQ(c->GetCheckpoint(b.id).error().code(), Code::kNotFound);
+}
+
+// Keyset pages: every checkpoint once, in the whole list's order, also where several share a
+// creation time; a page added in front does not shift the later ones.
+TEST(CatalogTest, CheckpointPagesFollowOneAnotherWithoutGapsOrRepeats) {
+  auto c = MemoryCatalog();
+  std::vector<CheckpointRecord> all;
+  for (int i = 0; i < 7; ++i) {
+    CheckpointRecord r{fmt::format("2026-{:02}", i), "alice", "l", 7, "n", 1000 + i / 3, 10, 20, "zstd", 1,
+                       "good", "/x", std::nullopt, "{}"};
+    all.push_back(r);
+  }
+  ASSERT_TRUE(c->SyncCheckpoints(all).ok());
+  std::vector<std::string> whole, paged;
+  auto listed = c->ListCheckpoints({});
+  ASSERT_TRUE(listed.has_value());
+  for (const auto& r : *listed) whole.push_back(r.id);
+  PageRequest page{3, ""};
+  Result<Paged<CheckpointRecord>> p = c->ListCheckpointsPage({}, page);
+  ASSERT_TRUE(p.has_value());
+  // A newer checkpoint indexed between two pages belongs to the first page, not the next.
+  ASSERT_TRUE(c->UpdateCheckpoints({CheckpointRecord{"2027-00", "alice", "l", 7, "n", 5000, 10, 20, "zstd", 1,
+                                                     "good", "/x", std::nullopt, "{}"}}, {}).ok());
+  for (int pages = 1;; ++pages) {
+    ASSERT_LE(p->items.size(), 3u);
+    for (const auto& r : p->items) paged.push_back(r.id);
+    if (p->next.empty()) break;
+    ASSERT_LT(pages, 5);
+    page.after = p->next;
+    p = c->ListCheckpointsPage({}, page);
+    ASSERT_TRUE(p.has_value()) << p.error().ToString();
+  }
+  EXPECT_EQ(paged, whole);
+  EXPECT_EQ(c->ListCheckpointsPage({}, {3, "1000"}).error().code(), Code::kInvalidArgument);
+  EXPECT_EQ(c->ListCheckpointsPage({}, {3, "x.2026-01"}).error().code(), Code::kInvalidArgument);
+}
+
+TEST(CatalogTest, JobPagesAndFiltersInTheQuery) {
+  auto c = MemoryCatalog();
+  std::vector<JobRecord> jobs;
+  for (int64_t id = 1; id <= 5; ++id) {
+    JobRecord j;
+    j.job_id = id;
+    j.user = "alice";
+    j.state = id % 2 ? "RUNNING" : "PENDING";
+    jobs.push_back(j);
+  }
+  ASSERT_TRUE(c->SyncJobs(jobs).ok());
+  auto p = c->ListJobsPage({std::nullopt, std::string("RUNNING"), std::nullopt}, {2, ""});
+  ASSERT_TRUE(p.has_value());
+  ASSERT_EQ(p->items.size(), 2u);
+  EXPECT_EQ(p->items[0].job_id, 5);
+  EXPECT_EQ(p->items[1].job_id, 3);
+  EXPECT_EQ(p->next, "3");
+  p = c->ListJobsPage({std::nullopt, std::string("RUNNING"), std::nullopt}, {2, p->next});
+  ASSERT_EQ(p->items.size(), 1u);
+  EXPECT_EQ(p->items[0].job_id, 1);
+  EXPECT_EQ(p->next, "");
+  EXPECT_TRUE(c->ListJobsPage({std::nullopt, std::nullopt, true}, {})->items.empty());  // none managed
+  // Only what changed: job 2 ends, job 6 arrives, 4 is left as it was.
+  JobRecord six = jobs[0];
+  six.job_id = 6;
+  ASSERT_TRUE(c->UpdateJobs({six}, {2}).ok());
+  std::vector<int64_t> ids;
+  auto listed = c->ListJobs(std::nullopt);
+  ASSERT_TRUE(listed.has_value());
+  for (const auto& j : *listed) ids.push_back(j.job_id);
+  EXPECT_EQ(ids, (std::vector<int64_t>{6, 5, 4, 3, 1}));
 }
 
 }  // namespace

@@ -16,6 +16,15 @@ std::optional<int64_t> SqlRow::OptionalInt(size_t i) const {
   }
 }
 
+Status Database::Transaction(const std::function<Status()>& body) {
+  std::lock_guard<std::recursive_mutex> lock(mu_);
+  CEDANA_RETURN_IF_ERROR(Exec("BEGIN"));
+  Status s = body();
+  if (s.ok()) s = Exec("COMMIT");
+  if (!s.ok()) (void)Exec("ROLLBACK");
+  return s;
+}
+
 Result<std::unique_ptr<Database>> OpenDatabase(const std::string& url) {
   constexpr std::string_view kSqlite = "sqlite://";
   if (url == "sqlite::memory:") return OpenSqlite(":memory:");

@@ -32,7 +32,7 @@ class PostgresDatabase : public Database {
 
   Result<std::vector<SqlRow>> Query(std::string_view sql,
                                     const std::vector<SqlValue>& params) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     CEDANA_RETURN_IF_ERROR(EnsureConnected());
     std::string text = NumberPlaceholders(sql);
     std::vector<std::string> storage(params.size());
@@ -68,7 +68,7 @@ class PostgresDatabase : public Database {
   }
 
   Status ExecScript(std::string_view sql) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     CEDANA_RETURN_IF_ERROR(EnsureConnected());
     std::string script = "BEGIN;\n" + std::string(sql) + "\nCOMMIT;";
     PGresult* res = PQexec(conn_, script.c_str());
@@ -96,7 +96,6 @@ class PostgresDatabase : public Database {
     return InvalidArgumentError(fmt::format("{} in: {}", msg, sql));
   }
 
-  std::mutex mu_;
   const std::string conninfo_;
   PGconn* conn_;
 };

@@ -26,7 +26,7 @@ class SqliteDatabase : public Database {
 
   Result<std::vector<SqlRow>> Query(std::string_view sql,
                                     const std::vector<SqlValue>& params) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     sqlite3_stmt* stmt = nullptr;
     if (sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) != SQLITE_OK)
       return InvalidArgumentError(fmt::format("sqlite: {} in: {}", sqlite3_errmsg(db_), sql));
@@ -74,7 +74,7 @@ class SqliteDatabase : public Database {
   }
 
   Status ExecScript(std::string_view sql) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::lock_guard<std::recursive_mutex> lock(mu_);
     std::string script = "BEGIN;\n" + std::string(sql) + "\nCOMMIT;";
     char* err = nullptr;
     if (sqlite3_exec(db_, script.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
@@ -87,7 +87,6 @@ class SqliteDatabase : public Database {
   }
 
  private:
-  std::mutex mu_;
   sqlite3* db_;
 };
 

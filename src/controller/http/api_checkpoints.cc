@@ -26,10 +26,11 @@ void ApiServer::RegisterCheckpointRoutes() {
       CEDANA_ASSIGN_OR_RETURN(int64_t id, ParseInt(*job, "job_id"));
       f.job_id = id;
     }
-    CEDANA_ASSIGN_OR_RETURN(auto list, catalog_.ListCheckpoints(f));
+    CEDANA_ASSIGN_OR_RETURN(PageRequest page, PageOf(req));
+    CEDANA_ASSIGN_OR_RETURN(Paged<CheckpointRecord> list, catalog_.ListCheckpointsPage(f, page));
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& c : list) out.push_back(ToJson(c, false));
-    return Reply{200, out};
+    for (const auto& c : list.items) out.push_back(ToJson(c, false));
+    return Reply{200, out, list.next};
   });
 
   // Another user's checkpoint answers 404 like a missing one: ids do not leak.

@@ -10,22 +10,19 @@ namespace cedana::controller {
 
 void ApiServer::RegisterJobRoutes() {
   Route("GET", "/v1/jobs", Access::kToken, [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
-    std::optional<std::string> user = p.OwnerFilter();
-    if (!user) user = Query(req, "user");
-    CEDANA_ASSIGN_OR_RETURN(auto jobs, catalog_.ListJobs(user));
-    auto state = Query(req, "state");
-    std::optional<bool> enabled;
+    JobFilter f;
+    f.user = p.OwnerFilter();
+    if (!f.user) f.user = Query(req, "user");
+    f.state = Query(req, "state");
     if (auto e = Query(req, "enabled")) {
       if (*e != "true" && *e != "false") return InvalidArgumentError("?enabled= takes true or false, not " + *e);
-      enabled = *e == "true";
+      f.enabled = *e == "true";
     }
+    CEDANA_ASSIGN_OR_RETURN(PageRequest page, PageOf(req));
+    CEDANA_ASSIGN_OR_RETURN(Paged<JobRecord> jobs, catalog_.ListJobsPage(f, page));
     nlohmann::json out = nlohmann::json::array();
-    for (const auto& j : jobs) {
-      if (state && j.state != *state) continue;
-      if (enabled && *enabled != j.enabled) continue;
-      out.push_back(ToJson(j));
-    }
-    return Reply{200, out};
+    for (const auto& j : jobs.items) out.push_back(ToJson(j));
+    return Reply{200, out, jobs.next};
   });
 
   Route("GET", R"(/v1/jobs/(\d+))", Access::kToken, [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {

@@ -142,6 +142,7 @@ void ApiServer::Route(const char* method, const std::string& pattern, Access acc
       return;
     }
     res.status = reply.status;
+    if (!reply.next_after.empty()) res.set_header("X-Next-After", reply.next_after);
     if (reply.status != 204) res.set_content(reply.body.dump(), "application/json");
   };
   std::string m = method;

@@ -45,8 +45,13 @@ struct ApiServices {
 };
 
 struct Reply {
+  Reply() = default;
+  Reply(int status, nlohmann::json body, std::string next_after = "")
+      : status(status), body(std::move(body)), next_after(std::move(next_after)) {}
   int status = 200;
   nlohmann::json body;
+  // A listing's next page: sent as X-Next-After, given back as ?after= ("" = the last page).
+  std::string next_after;
 };
 
 class ApiServer {

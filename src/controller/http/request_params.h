@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/result.h"
+#include "controller/catalog/catalog.h"
 
 namespace cedana::controller {
 
@@ -32,6 +33,20 @@ inline std::optional<std::string> Query(const httplib::Request& req, const char*
   std::string v = req.get_param_value(name);
   if (v.empty()) return std::nullopt;
   return v;
+}
+
+// ?limit= (1..1000, absent: every row) and ?after= (the X-Next-After of the page before).
+inline Result<PageRequest> PageOf(const httplib::Request& req) {
+  constexpr int64_t kMaxLimit = 1000;
+  PageRequest page;
+  if (auto limit = Query(req, "limit")) {
+    CEDANA_ASSIGN_OR_RETURN(int64_t n, ParseInt(*limit, "limit"));
+    if (n < 1 || n > kMaxLimit)
+      return InvalidArgumentError(fmt::format("limit {} is out of range (1 to {})", n, kMaxLimit));
+    page.limit = static_cast<int>(n);
+  }
+  page.after = Query(req, "after").value_or("");
+  return page;
 }
 
 }  // namespace cedana::controller

@@ -1,5 +1,6 @@
 #include "controller/watch/checkpoint_indexer.h"
 
+#include <chrono>
 #include <set>
 
 #include "common/log.h"
@@ -23,26 +24,62 @@ std::string CheckpointIndexer::Refusal(const storage::CheckpointRef& ref, const 
   return "";
 }
 
-// A label's lineage may end at any time (its run exited by itself on some node): each refresh
-// reads the record of every label it indexes, once.
+// A label's lineage may end at any time (its run exited by itself on some node). A checkpoint
+// of a finished run stays of a finished run (a lineage's end only moves forward), so only the
+// labels with checkpoints of an open run have their record read, once per refresh.
 void CheckpointIndexer::MarkFinishedRuns(storage::CheckpointStore& store,
                                          std::vector<CheckpointRecord>* found) const {
   image::LineageEnds ends(store);
-  for (CheckpointRecord& c : *found)
+  for (CheckpointRecord& c : *found) {
+    if (c.run == "finished") continue;
     c.run = image::OfFinishedRun(c.created_ms, ends.OrOpen(c.owner, c.label, "index")) ? "finished" : "open";
+  }
 }
+
+namespace {
+
+// What a manifest that Refusal accepted says, as the index keeps it: everything from the
+// signed content, nothing from the path.
+CheckpointRecord RecordOf(const image::Manifest& m, const std::string& text, const std::string& location) {
+  CheckpointRecord c;
+  c.id = m.id;
+  c.owner = m.owner;
+  c.label = m.label;
+  if (!m.job_id.empty()) {
+    try {
+      c.job_id = std::stoll(m.job_id);
+    } catch (const std::exception&) {
+    }
+  }
+  c.node = m.node;
+  c.created_ms = m.created_at_ms;
+  c.size = static_cast<int64_t>(m.StoredBytes());
+  c.image_size = static_cast<int64_t>(m.images_bytes);
+  c.codec = std::string(image::CodecName(m.codec));
+  c.streams = static_cast<int64_t>(m.streams.size());
+  c.state = "good";
+  c.location = location;
+  c.reason = m.reason;
+  c.restart_count = m.restart_count;
+  c.frozen_ms = m.frozen_ms;
+  c.duration_ms = m.duration_ms;
+  c.manifest = text;
+  return c;
+}
+
+}  // namespace
 
 Status CheckpointIndexer::Refresh() {
   CEDANA_ASSIGN_OR_RETURN(auto store, storage::OpenStore(config_.checkpoint_dir, config_));
   CEDANA_ASSIGN_OR_RETURN(auto refs, store->List(std::nullopt, std::nullopt));
   std::vector<CheckpointRecord> found;
-  std::map<std::string, CheckpointRecord> now;
+  std::vector<std::string> paths;  // found[i]'s
   std::set<std::string> refused;
   for (const auto& ref : refs) {
     const std::string path = ref.Path();
     if (auto it = known_.find(path); it != known_.end()) {
-      now[path] = it->second;
       found.push_back(it->second);
+      paths.push_back(path);
       continue;
     }
     if (refused_.count(path) != 0) {
@@ -64,35 +101,28 @@ Status CheckpointIndexer::Refresh() {
       refused.insert(path);
       continue;
     }
-    // Everything below is the signed content's, not the path's.
-    CheckpointRecord c;
-    c.id = m->id;
-    c.owner = m->owner;
-    c.label = m->label;
-    if (!m->job_id.empty()) {
-      try {
-        c.job_id = std::stoll(m->job_id);
-      } catch (const std::exception&) {
-      }
-    }
-    c.node = m->node;
-    c.created_ms = m->created_at_ms;
-    c.size = static_cast<int64_t>(m->StoredBytes());
-    c.image_size = static_cast<int64_t>(m->images_bytes);
-    c.codec = std::string(image::CodecName(m->codec));
-    c.streams = static_cast<int64_t>(m->streams.size());
-    c.state = "good";
-    c.location = store->Describe() + "/" + path;
-    c.reason = m->reason;
-    c.restart_count = m->restart_count;
-    c.frozen_ms = m->frozen_ms;
-    c.duration_ms = m->duration_ms;
-    c.manifest = *text;
-    now[path] = c;
-    found.push_back(std::move(c));
+    found.push_back(RecordOf(*m, *text, store->Describe() + "/" + path));
+    paths.push_back(path);
   }
   MarkFinishedRuns(*store, &found);
-  CEDANA_RETURN_IF_ERROR(catalog_.SyncCheckpoints(found));
+
+  // Only what changed is written; the whole index again every few minutes, which also sets
+  // right what anything else changed in it.
+  std::map<std::string, CheckpointRecord> now;
+  std::vector<CheckpointRecord> changed;
+  for (size_t i = 0; i < found.size(); ++i) {
+    auto before = known_.find(paths[i]);
+    if (before == known_.end() || before->second.run != found[i].run) changed.push_back(found[i]);
+    now[paths[i]] = found[i];
+  }
+  std::vector<std::string> removed;
+  for (const auto& [path, c] : known_)
+    if (now.count(path) == 0) removed.push_back(c.id);
+  const auto at = std::chrono::steady_clock::now();
+  const bool full = !synced_once_ || at - last_full_ >= kFullEvery;
+  CEDANA_RETURN_IF_ERROR(full ? catalog_.SyncCheckpoints(found) : catalog_.UpdateCheckpoints(changed, removed));
+  if (full) last_full_ = at;
+  synced_once_ = true;
   known_ = std::move(now);
   refused_ = std::move(refused);
   return OkStatus();

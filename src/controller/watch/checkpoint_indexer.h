@@ -3,9 +3,11 @@
 // ones removed. Only manifests whose MAC verifies with the cluster key and whose signed owner,
 // label and id are their path's are indexed (storage may be writable by users: one user must not
 // place entries in another's listing); the rest are logged once and left out. Manifests are read
-// once per checkpoint path. Not thread-safe: one watcher thread calls Refresh.
+// once per checkpoint path, and only what changed since the last refresh is written to the
+// catalog. Not thread-safe: one watcher thread calls Refresh.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <set>
 #include <string>
@@ -30,11 +32,14 @@ class CheckpointIndexer {
   std::string Refusal(const storage::CheckpointRef& ref, const image::Manifest& m) const;
   void MarkFinishedRuns(storage::CheckpointStore& store, std::vector<CheckpointRecord>* found) const;
 
+  static constexpr auto kFullEvery = std::chrono::minutes(5);
   const Config& config_;
   Catalog& catalog_;
   const std::string cluster_key_;
-  std::map<std::string, CheckpointRecord> known_;  // by checkpoint path
+  std::map<std::string, CheckpointRecord> known_;  // by checkpoint path: what the catalog holds
   std::set<std::string> refused_;                  // paths not indexed, not read again
+  bool synced_once_ = false;
+  std::chrono::steady_clock::time_point last_full_;
 };
 
 }  // namespace cedana::controller

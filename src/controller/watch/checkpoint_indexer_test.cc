@@ -79,5 +79,37 @@ TEST_F(CheckpointIndexerTest, WithoutAClusterKeyNothingIsIndexed) {
   EXPECT_TRUE(Indexed().empty());
 }
 
+// At 10,000 checkpoints a refresh must not rewrite the index: only new, changed and vanished
+// ones are written (a row changed behind the indexer's back stays so until the next full sync).
+TEST_F(CheckpointIndexerTest, AfterTheFirstRefreshWritesOnlyWhatChanged) {
+  Commit({"alice", "train", "c-1"}, {"alice", "train", "c-1"}, kKey);
+  Commit({"alice", "train", "c-2"}, {"alice", "train", "c-2"}, kKey);
+  CheckpointIndexer indexer(config_, *catalog_, kKey);
+  ASSERT_TRUE(indexer.Refresh().ok());
+  EXPECT_EQ(Indexed(), (std::vector<std::string>{"alice/train/c-1:good", "alice/train/c-2:good"}));
+  ASSERT_TRUE(catalog_->DeleteCheckpoint("c-1").ok());  // not the indexer's doing
+  Commit({"alice", "train", "c-3"}, {"alice", "train", "c-3"}, kKey);
+  ASSERT_TRUE(store_.Delete({"alice", "train", "c-2"}).ok());
+  ASSERT_TRUE(indexer.Refresh().ok());
+  EXPECT_EQ(Indexed(), std::vector<std::string>{"alice/train/c-3:good"});
+}
+
+TEST(DatabaseTest, TransactionCommitsAllOrNothing) {
+  auto db = OpenDatabase("sqlite::memory:");
+  ASSERT_TRUE(db.has_value());
+  Database& d = **db;
+  ASSERT_TRUE(d.Exec("CREATE TABLE t (x INTEGER)").ok());
+  Status failed = d.Transaction([&]() -> Status {
+    CEDANA_RETURN_IF_ERROR(d.Exec("INSERT INTO t (x) VALUES (1)"));
+    return UnavailableError("the second write failed");
+  });
+  EXPECT_EQ(failed.code(), Code::kUnavailable);
+  EXPECT_TRUE(d.Transaction([&] { return d.Exec("INSERT INTO t (x) VALUES (2)"); }).ok());
+  auto rows = d.Query("SELECT x FROM t");
+  ASSERT_TRUE(rows.has_value());
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ(rows->at(0).Int(0), 2);
+}
+
 }  // namespace
 }  // namespace cedana::controller

@@ -1,5 +1,7 @@
 #include "controller/watch/slurm_jobs.h"
 
+#include <set>
+
 #include <fmt/format.h>
 
 #include "common/system_names.h"
@@ -50,11 +52,23 @@ SlurmJobLife LifeOf(const slurm_job_info_t& j) {
 
 }  // namespace
 
-Result<SlurmJobs> LoadSlurmJobs() {
+SlurmJobsReader::~SlurmJobsReader() { Forget(); }
+
+void SlurmJobsReader::Forget() {
+  slurm_free_job_info_msg(static_cast<job_info_msg_t*>(last_));
+  last_ = nullptr;
+}
+
+Result<std::optional<SlurmJobs>> SlurmJobsReader::Load() {
   CEDANA_RETURN_IF_ERROR(InitLibslurm());
+  auto* last = static_cast<job_info_msg_t*>(last_);
   job_info_msg_t* msg = nullptr;
-  if (slurm_load_jobs(0, &msg, SHOW_ALL) != SLURM_SUCCESS || msg == nullptr)
+  if (slurm_load_jobs(last ? last->last_update : 0, &msg, SHOW_ALL) != SLURM_SUCCESS || msg == nullptr) {
+    if (slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA) return std::optional<SlurmJobs>();
     return UnavailableError(fmt::format("loading jobs from slurmctld: {}", slurm_strerror(slurm_get_errno())));
+  }
+  slurm_free_job_info_msg(last);
+  last_ = msg;
   SlurmJobs out;
   for (uint32_t i = 0; i < msg->record_count; ++i) {
     const slurm_job_info_t& j = msg->job_array[i];
@@ -69,8 +83,24 @@ Result<SlurmJobs> LoadSlurmJobs() {
     out.jobs.push_back(std::move(r));
     for (JobEvent& e : EventsOfSlurmJob(LifeOf(j))) out.events.push_back(std::move(e));
   }
-  slurm_free_job_info_msg(msg);
-  return out;
+  return std::optional<SlurmJobs>(std::move(out));
+}
+
+JobChanges DiffJobs(const std::map<int64_t, JobRecord>& before, const std::vector<JobRecord>& now) {
+  auto same = [](const JobRecord& a, const JobRecord& b) {
+    return a.name == b.name && a.user == b.user && a.partition == b.partition && a.node == b.node &&
+           a.state == b.state && a.start_time == b.start_time;
+  };
+  JobChanges c;
+  std::set<int64_t> seen;
+  for (const JobRecord& j : now) {
+    seen.insert(j.job_id);
+    auto it = before.find(j.job_id);
+    if (it == before.end() || !same(it->second, j)) c.changed.push_back(j);
+  }
+  for (const auto& [id, j] : before)
+    if (seen.count(id) == 0) c.removed.push_back(id);
+  return c;
 }
 
 }  // namespace cedana::controller
