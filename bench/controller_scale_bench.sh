@@ -75,6 +75,7 @@ text = sys.stdin.read().split('Remote Procedure Call statistics by message type'
 print(json.dumps({m[1]: int(m[2]) for m in re.finditer(r'(\w+)\s+\(\s*\d+\) count:(\d+)', text)}))"
 }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+all_indexed() { local n; n=$(indexed); [ -n "$n" ] && [ "$n" -ge "$1" ]; }
 indexed() { curl -fsS "$URL/v1/checkpoints" -H "Authorization: Bearer $ADMIN" | python3 -c "import json,sys; print(len(json.load(sys.stdin)))"; }
 latency() { # median ms of 10 GETs of PATH
   python3 - "$URL$1" "$ADMIN" <<'PY'
@@ -110,7 +111,7 @@ round() {
   started=$(date +%s%3N)
   wait_for 30 curl -fs -o /dev/null "$URL/v1/health" || { say "controller did not start"; cat "$T/$name.log" >&2; exit 1; }
   total=$(find "$CEDANA_CHECKPOINT_DIR" -name manifest.json | wc -l)
-  wait_for 600 bash -c "[ \"\$(indexed)\" -ge $total ]" || say "$name: not everything was indexed"
+  wait_for 600 all_indexed "$total" || say "$name: not everything was indexed"
   local index_ms=$(($(date +%s%3N) - started))
   sleep 10  # past the first full syncs
   local lines; lines=$(wc -l <"$T/$name.log")

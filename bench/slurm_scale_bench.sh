@@ -11,12 +11,13 @@
 # in the same run, the baselines: per-job polling (a job with a --signal of its own gets no
 # notice), and the queue set to 1 (one by one) and to 256 (everything at once).
 # Prints a Markdown section for BENCHMARKS.md.
-# Usage: sudo bench/slurm_scale_bench.sh [SIZES="1 50 200"] [CPUS=256]
+# Usage: sudo [SLOT_BASELINES="1 256"] bench/slurm_scale_bench.sh [SIZES="1 50 200"] [CPUS=256] [BASELINE_N=50]
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 SIZES=${1:-1 50 200}
 export CLUSTER_CPUS=${2:-256}
+BASELINE_N=${3:-50}
 source "$ROOT/tests/slurm/cluster.sh"
 source "$ROOT/tests/slurm/checks.sh"
 CEDANA=${CEDANA:-/usr/local/bin/cedana}
@@ -120,14 +121,13 @@ PY
 
 results=$T/results.jsonl
 for n in $SIZES; do round "notice-$n" "$n" notice 0 >>"$results"; done
-largest=${SIZES##* }
-round "polling-$largest" "$largest" polling 0 >>"$results"
-for slots in 1 256; do round "slots$slots-$largest" "$largest" notice "$slots" >>"$results"; done
-python3 - "$results" "$SIZES" "$CLUSTER_CPUS" "$(nproc)" <<'PY'
+round "polling-$BASELINE_N" "$BASELINE_N" polling 0 >>"$results"
+for slots in ${SLOT_BASELINES-1 256}; do round "slots$slots-$BASELINE_N" "$BASELINE_N" notice "$slots" >>"$results"; done
+python3 - "$results" "$SIZES" "$CLUSTER_CPUS" "$(nproc)" "$BASELINE_N" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 print("## Many jobs on a node (SLURM)\n")
-print(f"Measured with `sudo bench/slurm_scale_bench.sh \"{sys.argv[2]}\" {sys.argv[3]}` on the local cluster "
+print(f"Measured with `sudo bench/slurm_scale_bench.sh \"{sys.argv[2]}\" {sys.argv[3]} {sys.argv[5]}` on the local cluster "
       f"({sys.argv[4]} real cores, the node declaring {sys.argv[3]} CPUs): N of the seeds' victims, each its own label, "
       "then one job taking every CPU preempts them all (GraceTime 15 s). Detection: PreemptTime (whole seconds, "
       "so up to 1 s early) to the dump request reaching the node daemon; all checkpointed: PreemptTime to the last "

@@ -138,7 +138,7 @@ const std::vector<KeySpec>& Specs() {
     s.push_back(IntKey("checkpoint.parallel_dumps", "CEDANA_CHECKPOINT_PARALLEL_DUMPS",
                        &Config::checkpoint_parallel_dumps, 0, 256,
                        "Most dumps the node daemon runs at once; the others wait their turn, "
-                       "earliest deadline first. 0: as many as the node has cores, at least 2."));
+                       "earliest deadline first. 0: four per core."));
     s.push_back(EnumKey("checkpoint.tcp", "CEDANA_CHECKPOINT_TCP", &Config::checkpoint_tcp,
                         {"refuse", "established", "close"},
                         "TCP connections to peers outside the job: refuse the checkpoint, restore "

@@ -38,7 +38,7 @@ struct Config {
   // longer). 64..65536, default 256.
   int checkpoint_memory_limit_mib = 256;
   // checkpoint.parallel_dumps (CEDANA_CHECKPOINT_PARALLEL_DUMPS): most dumps at once on the node
-  // (daemon/dump_queue.h); 0 = auto (its cores, at least 2). 0..256.
+  // (daemon/dump_queue.h); 0 = auto (four per core). 0..256.
   int checkpoint_parallel_dumps = 0;
   // checkpoint.tcp (CEDANA_CHECKPOINT_TCP): refuse|established|close, what a checkpoint does
   // with a TCP connection to a peer outside the tree (daemon/tcp_policy.h). Default refuse.

@@ -69,7 +69,7 @@ std::vector<DumpForecast> ForecastQueue(const std::vector<int64_t>& running_left
   return out;
 }
 
-int AutoDumpSlots(unsigned cores) { return std::max(2, static_cast<int>(cores)); }
+int AutoDumpSlots(unsigned cores) { return 4 * std::max(1, static_cast<int>(cores)); }
 
 uint64_t HalfOfAvailableMemory() {
   std::ifstream in("/proc/meminfo");

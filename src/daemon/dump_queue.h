@@ -73,8 +73,9 @@ struct DumpQueueLimits {
   std::function<uint64_t()> memory_budget;
 };
 
-// How many dumps at once for this node when the config says 0 (auto): as many as it has cores,
-// at least 2 (CRIU mostly waits on its target and the disk). See docs/architecture.md.
+// How many dumps at once for this node when the config says 0 (auto): four per core. A small
+// dump mostly waits (ptrace, fork, fsync), so one per core leaves the cores idle; the memory
+// budget, not this, holds back large ones. Measured: docs/architecture.md, BENCHMARKS.md.
 int AutoDumpSlots(unsigned cores);
 // Half of MemAvailable (/proc/meminfo) now; 1 GiB when it cannot be read.
 uint64_t HalfOfAvailableMemory();
