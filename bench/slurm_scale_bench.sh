@@ -33,7 +33,6 @@ install_cedana_slurm || { say "cedana slurm setup failed"; exit 1; }
 cd "$T"
 cp "$ROOT/tests/slurm/victim.sbatch" "$ROOT/tests/slurm/preemptor.sbatch" .
 
-submit() { sbatch --parsable "$@" | cut -d';' -f1; }
 rpc_counts() { # "<job-info single> <all RPCs>"
   sdiag 2>/dev/null | python3 -c "
 import re, sys

@@ -23,21 +23,22 @@ std::string ConnectionLimits::Admit(uid_t uid) {
   return "";
 }
 
-void ConnectionLimits::Release(uid_t uid) {
-  std::lock_guard<std::mutex> lock(mu_);
+void ConnectionLimits::Uncount(uid_t uid) {
   --total_;
   if (uid == 0) return;
   --non_root_;
   if (auto it = per_uid_.find(uid); it != per_uid_.end() && --it->second <= 0) per_uid_.erase(it);
 }
 
+void ConnectionLimits::Release(uid_t uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Uncount(uid);
+}
+
 void ConnectionLimits::Park(uid_t uid) {
   std::lock_guard<std::mutex> lock(mu_);
+  Uncount(uid);
   ++parked_;
-  --total_;
-  if (uid == 0) return;
-  --non_root_;
-  if (auto it = per_uid_.find(uid); it != per_uid_.end() && --it->second <= 0) per_uid_.erase(it);
 }
 
 void ConnectionLimits::Unpark(uid_t uid) {

@@ -37,6 +37,8 @@ class ConnectionLimits {
   int open() const;  // parked ones too
 
  private:
+  void Uncount(uid_t uid);  // requires mu_
+
   const ConnectionCaps caps_;
   mutable std::mutex mu_;
   int total_ = 0, non_root_ = 0, parked_ = 0;
