@@ -185,11 +185,21 @@ async function timelineSteps() {
 
   if (await page.locator(tid('nav-nodes')).count()) {
     await step('the Nodes page plots each node\'s checkpoint throughput', async () => {
-      await page.locator(tid('nav-nodes')).click();
-      await page.locator(`${tid('node-throughput-chart')}[data-drawn]`).waitFor({ timeout: 20_000 });
-      const drawn = await until(async () => {
+      // The page refetches its plot every 10 s and the policy adds a checkpoint every 10 s: each
+      // try opens the page afresh (which plots at once) between two reads of the API, and counts
+      // only when no checkpoint landed in between.
+      const timedByNode = async () => {
         const { data } = await apiCall('GET', '/v1/checkpoints');
-        const timed = data.filter((c) => c.duration_ms > 0 && c.node);
+        return data.filter((c) => c.duration_ms > 0 && c.node);
+      };
+      const drawn = await until(async () => {
+        const before = await timedByNode();
+        await page.locator(tid('nav-jobs')).click();
+        await page.locator(tid('node-throughput-chart')).waitFor({ state: 'detached' });
+        await page.locator(tid('nav-nodes')).click();
+        await page.locator(`${tid('node-throughput-chart')}[data-drawn]`).waitFor({ timeout: 20_000 });
+        const timed = await timedByNode();
+        if (timed.length !== before.length) return null;
         const points = page.locator(tid('throughput-point'));
         const nodes = [...new Set(timed.map((c) => c.node))].sort();
         const series = [...new Set(await points.evaluateAll((els) => els.map((e) => e.dataset.series)))].sort();
