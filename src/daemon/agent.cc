@@ -36,7 +36,9 @@ Agent::Agent(Node& node, std::string node_name) : node_(node), node_name_(std::m
 Agent::~Agent() {
   stop_ = true;
   if (thread_.joinable()) thread_.join();
-  for (int i = 0; i < 600 && in_flight_.load() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  operations_.Wait(std::chrono::seconds(10), [](size_t n) {
+    log::Info("agent: waiting for {} operation(s) of the controller to finish", n);
+  });
 }
 
 void Agent::Start() {
@@ -92,17 +94,7 @@ void Agent::Tick() {
   if (!r.has_value()) throw r.error();
   Result<nlohmann::json> tasks = client.Get("/agent/tasks?node=" + node_name_);
   if (!tasks.has_value()) throw tasks.error();
-  for (const auto& op : *tasks) {
-    ++in_flight_;
-    std::thread([this, op] {
-      try {
-        RunOperation(op);
-      } catch (const std::exception& e) {
-        log::Error("agent: operation {}: internal error: {}", op.value("id", 0), e.what());
-      }
-      --in_flight_;
-    }).detach();
-  }
+  for (const auto& op : *tasks) operations_.Start([this, op] { RunOperation(op); });
 }
 
 void Agent::RunOperation(const nlohmann::json& op) {

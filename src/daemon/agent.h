@@ -10,13 +10,14 @@
 #include <thread>
 
 #include "daemon/node.h"
+#include "daemon/thread_group.h"
 
 namespace cedana::daemon {
 
 class Agent {
  public:
   Agent(Node& node, std::string node_name);
-  ~Agent();  // stops the thread; operations in flight finish first
+  ~Agent();  // stops the thread; operations in flight finish first, however long they take
   void Start();
 
  private:
@@ -27,8 +28,8 @@ class Agent {
   Node& node_;
   const std::string node_name_;
   std::atomic<bool> stop_{false};
-  std::atomic<int> in_flight_{0};
   std::thread thread_;
+  ThreadGroup operations_{"agent: operation"};  // joined before the agent goes
 };
 
 }  // namespace cedana::daemon

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <cstring>
 #include <filesystem>
@@ -30,6 +31,7 @@
 #include "daemon/connection_limits.h"
 #include "image/manifest.h"
 #include "daemon/handlers.h"
+#include "daemon/thread_group.h"
 #include "engine/breakpoint_probe.h"
 #include "protocol/client.h"
 #include "protocol/daemon_request.h"
@@ -205,6 +207,8 @@ int RunDaemon(const Config& config) {
   }
 
   ConnectionLimits& limits = node.connection_limits();
+  // Declared after node: every connection's thread is joined before node goes.
+  ThreadGroup connections("daemon: connection");
   for (;;) {
     pollfd fds[2] = {{listener->get(), POLLIN, 0}, {sigfd.get(), POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
@@ -227,15 +231,18 @@ int RunDaemon(const Config& config) {
         RefuseConnection(conn.get(), cred.uid, why);
         continue;
       }
-      std::thread([&node, &limits, c = std::move(conn), cred, accepted]() mutable {
-        ServeConnection(node, std::move(c), Caller{cred.uid, cred.gid, cred.pid}, accepted);
+      connections.Start([&node, &limits, c = std::make_shared<UniqueFd>(std::move(conn)), cred, accepted] {
+        ServeConnection(node, std::move(*c), Caller{cred.uid, cred.gid, cred.pid}, accepted);
         limits.Release(cred.uid);
-      }).detach();
+      });
     }
   }
   ::unlink(config.socket_path.c_str());
-  // Requests in flight (a dump) finish before we exit: a half-done dump must roll back itself.
-  for (int i = 0; i < 600 && limits.open() > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Requests in flight finish before we exit, however long they take: a dump ends or rolls back
+  // by itself (CRIU's own deadline bounds it), never half done.
+  connections.Wait(std::chrono::seconds(10), [](size_t n) {
+    log::Info("daemon: waiting for {} request(s) in flight to finish (a dump ends or rolls back)", n);
+  });
   return 0;
 }
 

@@ -1,8 +1,6 @@
 #include "daemon/supervisor.h"
 
 #include <fcntl.h>
-#include <grp.h>
-#include <linux/close_range.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -20,14 +18,13 @@
 
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/subprocess.h"
 #include "common/unique_fd.h"
 #include "daemon/caller_files.h"
 #include "daemon/cgroup_join.h"
 #include "engine/criu_client.h"
 #include "engine/process_tree.h"
 #include "protocol/wire.h"
-
-extern char** environ;
 
 namespace cedana::daemon {
 namespace {
@@ -87,62 +84,22 @@ Result<Pipes> MakePipes() {
 // CAP_CHECKPOINT_RESTORE allows (and which fails if another process took one of them meanwhile).
 Result<pid_t> StartWorkload(const WorkloadSpec& spec, Pipes& pipes) {
   if (spec.argv.empty()) return InvalidArgumentError("empty command");
-  // Everything the child needs is prepared before the clone: after it, only syscalls.
-  std::vector<char*> argv, envp;
-  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  for (const auto& e : spec.env) envp.push_back(const_cast<char*>(e.c_str()));
-  envp.push_back(nullptr);
-  int err_pipe[2];
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0) return ErrnoStatus(errno, "creating exec pipe");
-  UniqueFd err_r(err_pipe[0]), err_w(err_pipe[1]);
-  UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-
   // Its own PID namespace, so that a restore gets the same pids wherever it runs, and its own
   // IPC namespace, because CRIU dumps SysV shared memory, semaphores and message queues only
-  // as a whole namespace (MPI libraries share memory between ranks that way).
-  unsigned long flags = (spec.unprivileged ? 0 : CLONE_NEWPID | CLONE_NEWIPC) | SIGCHLD;
-  pid_t pid = static_cast<pid_t>(::syscall(SYS_clone, flags, 0, 0, 0, 0));
-  if (pid < 0) return ErrnoStatus(errno, spec.unprivileged ? "clone" : "clone(CLONE_NEWPID|CLONE_NEWIPC)");
-  if (pid == 0) {
-    auto fail = [&](const char* stage) {
-      int e = errno;
-      char msg[256];
-      int n = std::snprintf(msg, sizeof msg, "%s: %s", stage, std::strerror(e));
-      if (::write(err_w.get(), msg, n) < 0) {
-      }
-      ::_exit(127);
-    };
-    ::setsid();
-    if (::dup2(devnull.get(), 0) < 0 || ::dup2(pipes.out_w.get(), 1) < 0 ||
-        ::dup2(pipes.err_w.get(), 2) < 0)
-      fail("redirecting stdio");
-    // Only stdin/stdout/stderr reach the workload.
-    ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-    // A fresh program's signals: the daemon blocks SIGTERM and SIGINT (it reads them from a
-    // signalfd) and ignores some; a mask survives exec, and a job that handles SIGTERM (scancel,
-    // a time limit) would never see it.
-    for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
-    sigset_t none;
-    ::sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (::setgroups(spec.groups.size(), spec.groups.data()) != 0) fail("setgroups");
-    if (::setgid(spec.gid) != 0) fail("setgid");
-    if (::setuid(spec.uid) != 0) fail("setuid");
-    if (::chdir(spec.cwd.c_str()) != 0) fail(("chdir " + spec.cwd).c_str());
-    environ = envp.data();
-    ::execvp(argv[0], argv.data());
-    fail(("exec " + spec.argv[0]).c_str());
-  }
-  err_w.Reset();
-  char buf[512];
-  ssize_t n = ::read(err_r.get(), buf, sizeof buf);
-  if (n > 0) {
-    int st;
-    ::waitpid(pid, &st, 0);
-    return InvalidArgumentError("starting the workload: " + std::string(buf, n));
-  }
-  return pid;
+  // as a whole namespace (MPI libraries share memory between ranks that way). Only stdin (on
+  // /dev/null), stdout and stderr reach it, and a fresh program's signals: a job that handles
+  // SIGTERM (scancel, a time limit) must see it.
+  subprocess::Command c;
+  c.argv = spec.argv;
+  c.env = spec.env;
+  c.fds = {{STDOUT_FILENO, pipes.out_w.get()}, {STDERR_FILENO, pipes.err_w.get()}};
+  c.identity = subprocess::Identity{spec.uid, spec.gid, spec.groups};
+  c.cwd = spec.cwd;
+  c.new_session = true;
+  if (!spec.unprivileged) c.namespaces = CLONE_NEWPID | CLONE_NEWIPC;
+  Result<pid_t> pid = subprocess::Start(c);
+  if (!pid.has_value()) return InvalidArgumentError("starting the workload: " + pid.error().message());
+  return *pid;
 }
 
 Result<pid_t> RestoreWithCriu(const WorkloadSpec& spec, Pipes& pipes) {
@@ -293,9 +250,11 @@ int RunSupervisor(const std::string& workload_dir, int report_fd) {
   WorkloadRecords records(dir.parent_path().parent_path().string());
   log::SetSink(log::StderrAndFileSink(workload_dir + "/supervisor.log"));
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  // The supervisor ends when its workload does: the workload's own signals go to the workload.
   ::signal(SIGPIPE, SIG_IGN);
   ::signal(SIGHUP, SIG_IGN);
   ::signal(SIGINT, SIG_IGN);
+  ::signal(SIGTERM, SIG_IGN);
 
   WorkloadState state;
   state.supervisor_pid = ::getpid();
@@ -370,32 +329,20 @@ Result<SupervisorStarted> LaunchSupervisor(const WorkloadRecords& records, const
   if (::pipe2(report, O_CLOEXEC) != 0) return ErrnoStatus(errno, "creating report pipe");
   UniqueFd report_r(report[0]), report_w(report[1]);
   std::string dir = records.DirOf(id);
-  std::string fd_arg = std::to_string(report_w.get());
-  const char* argv[] = {self_exe.c_str(), "shim", "--dir", dir.c_str(), "--report-fd",
-                        fd_arg.c_str(), nullptr};
-  pid_t child = ::fork();
-  if (child < 0) return ErrnoStatus(errno, "fork for the supervisor");
-  if (child == 0) {
-    // Double fork into a new session: the supervisor is nobody's child but init's, so the
-    // daemon can exit or restart without touching it.
-    ::setsid();
-    if (::fork() != 0) ::_exit(0);
-    int devnull = ::open("/dev/null", O_RDWR);
-    ::dup2(devnull, 0);
-    ::dup2(devnull, 1);
-    ::dup2(devnull, 2);
-    // Nothing of the daemon's leaks into the supervisor, and so into workloads and their
-    // checkpoints (an inherited log file would fail the restore: CRIU checks file sizes).
-    int report_fd = report_w.get();
-    if (report_fd > 3) ::close_range(3, report_fd - 1, 0);
-    ::close_range(report_fd + 1, ~0U, 0);
-    ::fcntl(report_fd, F_SETFD, 0);
-    ::execv(self_exe.c_str(), const_cast<char* const*>(argv));
-    ::_exit(127);
-  }
+  // Detached in a new session: the supervisor is nobody's child but init's, so the daemon can
+  // exit or restart without touching it. Nothing of the daemon's leaks into it but the report
+  // pipe, and so nothing into workloads and their checkpoints (an inherited log file would fail
+  // the restore: CRIU checks file sizes).
+  subprocess::Command shim;
+  shim.argv = {self_exe, "shim", "--dir", dir, "--report-fd", std::to_string(report_w.get())};
+  shim.fds = {{report_w.get(), report_w.get()}};
+  shim.new_session = true;
+  shim.detached = true;
+  Result<pid_t> started = subprocess::Start(shim);
+  if (!started.has_value())
+    return Status(started.error().code(), fmt::format("workload {}: starting the supervisor: {}", id,
+                                                      started.error().message()));
   report_w.Reset();
-  int st;
-  ::waitpid(child, &st, 0);
 
   protocol::MessageReader reader(report_r.get());
   pollfd p{report_r.get(), POLLIN, 0};

@@ -10,6 +10,8 @@
 #include <chrono>
 #include <thread>
 
+#include "common/subprocess.h"
+
 namespace cedana::engine {
 namespace {
 
@@ -33,14 +35,14 @@ bool WaitWithTimeout(pid_t pid, int* status, std::chrono::milliseconds timeout) 
 
 Result<bool> HardwareBreakpointsWork() {
 #if defined(__x86_64__)
-  pid_t child = ::fork();
-  if (child < 0) return ErrnoStatus(errno, "fork for the breakpoint probe");
-  if (child == 0) {
-    if (::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) ::_exit(2);
+  Result<pid_t> forked = subprocess::ForkRunning([] {
+    if (::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr) != 0) return 2;
     ::raise(SIGSTOP);
     ProbeTarget();  // traps here when the breakpoint works
-    ::_exit(0);
-  }
+    return 0;
+  });
+  if (!forked.has_value()) return Status(forked.error()).WithContext("the breakpoint probe");
+  pid_t child = *forked;
   auto kill_child = [child] {
     ::kill(child, SIGKILL);
     int st;

@@ -1,7 +1,6 @@
 #include "engine/criu_client.h"
 
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -17,6 +16,7 @@
 
 #include "common/capabilities.h"
 #include "common/log.h"
+#include "common/subprocess.h"
 #include "common/unique_fd.h"
 #include "engine/process_tree.h"
 #include "engine/rpc.pb.h"
@@ -34,12 +34,6 @@ struct SwrkProcess {
   pid_t pid = -1;
   UniqueFd sock;
 };
-
-// In a forked child before exec (async-signal-safe): takes `run_as`'s identity, if any.
-bool BecomeUser(const std::optional<RunAs>& run_as) {
-  return !run_as || (::setgroups(run_as->groups.size(), run_as->groups.data()) == 0 &&
-                     ::setgid(run_as->gid) == 0 && ::setuid(run_as->uid) == 0);
-}
 
 // "\n--- last lines of <log> ---\n<tail>" for error messages, "" when the log is empty.
 std::string LogTailNote(const std::string& log) {
@@ -66,16 +60,23 @@ std::vector<std::string> CriuEnvironment(const CriuSettings& settings,
   return env;
 }
 
-std::vector<const char*> Pointers(const std::vector<std::string>& strings) {
-  std::vector<const char*> p;
-  for (const auto& s : strings) p.push_back(s.c_str());
-  p.push_back(nullptr);
-  return p;
+// CRIU as a child of ours: its environment, the fds it inherits at their numbers (`keep_fds`,
+// for inherit-fd), and, with `run_as`, that user's identity (the capabilities it needs come
+// from its binary's file capabilities when it is exec'd). CRIU must not die with our terminal's
+// signals: we stop it ourselves at the deadline.
+subprocess::Command CriuCommand(const CriuSettings& settings, std::vector<std::string> args,
+                                const std::vector<int>& keep_fds, const std::optional<RunAs>& run_as,
+                                const std::optional<RunAs>& files_owner) {
+  subprocess::Command c;
+  c.argv = std::move(args);
+  c.env = CriuEnvironment(settings, files_owner);
+  c.identity = run_as;
+  c.ignored_signals = {SIGINT};
+  for (int fd : keep_fds) c.fds.emplace_back(fd, fd);
+  return c;
 }
 
-// Starts `criu swrk <fd>`. `keep_fds` are left open (without CLOEXEC) in CRIU for inherit-fd.
-// With `run_as`, CRIU runs as that user; the capabilities it needs come from its binary's file
-// capabilities when it is exec'd.
+// Starts `criu swrk <fd>`.
 Result<SwrkProcess> StartSwrk(const CriuSettings& settings, const std::vector<int>& keep_fds,
                               const std::optional<RunAs>& run_as,
                               const std::optional<RunAs>& files_owner) {
@@ -83,26 +84,11 @@ Result<SwrkProcess> StartSwrk(const CriuSettings& settings, const std::vector<in
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
     return ErrnoStatus(errno, "socketpair for criu swrk");
   UniqueFd ours(sv[0]), theirs(sv[1]);
-  std::string fd_arg = std::to_string(theirs.get());
-  std::vector<std::string> env = CriuEnvironment(settings, files_owner);
-  std::vector<const char*> envp = Pointers(env);
-  pid_t pid = ::fork();
-  if (pid < 0) return ErrnoStatus(errno, "fork for criu swrk");
-  if (pid == 0) {
-    // Child: only async-signal-safe calls from here on.
-    ::fcntl(theirs.get(), F_SETFD, 0);
-    for (int fd : keep_fds) ::fcntl(fd, F_SETFD, 0);
-    // CRIU must not die with our terminal's signals; we stop it ourselves at the deadline. The
-    // daemon's blocked signals are not CRIU's.
-    ::signal(SIGINT, SIG_IGN);
-    sigset_t none;
-    ::sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (!BecomeUser(run_as)) ::_exit(126);
-    const char* argv[] = {settings.binary.c_str(), "swrk", fd_arg.c_str(), nullptr};
-    ::execve(settings.binary.c_str(), const_cast<char* const*>(argv), const_cast<char* const*>(envp.data()));
-    ::_exit(127);
-  }
+  std::vector<int> fds = keep_fds;
+  fds.push_back(theirs.get());
+  CEDANA_ASSIGN_OR_RETURN(
+      pid_t pid, subprocess::Start(CriuCommand(settings, {settings.binary, "swrk", std::to_string(theirs.get())},
+                                               fds, run_as, files_owner)));
   return SwrkProcess{pid, std::move(ours)};
 }
 
@@ -277,42 +263,20 @@ std::vector<std::string> StreamingRestoreArgs(const RestoreRequest& r, const std
 
 // The error of a criu command line that exited with `status`: its log's errors, or why it
 // did not run.
-Status CliFailure(const std::string& what, int status, const std::string& log,
-                  const std::string& binary) {
+Status CliFailure(const std::string& what, int status, const std::string& log) {
   std::string msg = "criu " + what + " failed";
   std::string errors = ErrorLines(log);
   if (!errors.empty()) msg += ": " + errors + HintFor(errors);
   if (WIFSIGNALED(status)) msg += fmt::format(" (criu killed by signal {})", WTERMSIG(status));
-  else if (WEXITSTATUS(status) == 126) msg += " (cannot switch to the workload's user)";
-  else if (WEXITSTATUS(status) == 127) msg += " (cannot execute " + binary + ")";
   return AbortedError(msg + LogTailNote(log));
 }
 
-// Starts the criu command line with stdio on /dev/null (it logs to its -o file); `keep_fds`
-// stay open in it at their numbers.
+// Starts the criu command line (stdio on /dev/null: it logs to its -o file).
 Result<pid_t> StartCriuCli(const CriuSettings& settings, const std::vector<std::string>& args,
                            const std::optional<RunAs>& run_as,
                            const std::vector<int>& keep_fds = {},
                            const std::optional<RunAs>& files_owner = {}) {
-  std::vector<const char*> argv = Pointers(args);
-  std::vector<std::string> env = CriuEnvironment(settings, files_owner);
-  std::vector<const char*> envp = Pointers(env);
-  UniqueFd devnull(::open("/dev/null", O_RDWR | O_CLOEXEC));
-  if (!devnull.valid()) return ErrnoStatus(errno, "opening /dev/null");
-  pid_t pid = ::fork();
-  if (pid < 0) return ErrnoStatus(errno, "fork for criu");
-  if (pid == 0) {
-    for (int fd = 0; fd < 3; ++fd) ::dup2(devnull.get(), fd);
-    for (int fd : keep_fds) ::fcntl(fd, F_SETFD, 0);
-    ::signal(SIGINT, SIG_IGN);
-    sigset_t none;
-    ::sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (!BecomeUser(run_as)) ::_exit(126);
-    ::execve(argv[0], const_cast<char* const*>(argv.data()), const_cast<char* const*>(envp.data()));
-    ::_exit(127);
-  }
-  return pid;
+  return subprocess::Start(CriuCommand(settings, args, keep_fds, run_as, files_owner));
 }
 
 }  // namespace
@@ -471,7 +435,7 @@ Status CriuClient::DumpStreaming(const DumpRequest& request, ImageReceiver* rece
     return Status(streamer.code(), "criu dump stopped: " + streamer.message() + tail_note);
   }
   if (killed) return DeadlineExceededError("criu did not finish the dump in time" + tail_note);
-  return CliFailure("dump", status, log, settings_.binary);
+  return CliFailure("dump", status, log);
 }
 
 Result<pid_t> CriuClient::RestoreStreaming(const RestoreRequest& request) const {
@@ -504,7 +468,7 @@ Result<pid_t> CriuClient::RestoreStreaming(const RestoreRequest& request) const 
       return InternalError("criu restore did not write the restored pid" + LogTailNote(log));
     return root;
   }
-  return CliFailure("restore", status, log, settings_.binary);
+  return CliFailure("restore", status, log);
 }
 
 Result<pid_t> CriuClient::Restore(const RestoreRequest& request) const {

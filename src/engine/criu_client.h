@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "common/subprocess.h"
 #include "engine/image_streamer.h"
 
 namespace cedana::engine {
@@ -27,11 +28,7 @@ struct CriuSettings {
 // Unprivileged mode: CRIU runs as the workload's owner, with only the capabilities its binary
 // carries (setcap CAP_SYS_PTRACE,CAP_DAC_READ_SEARCH,CAP_CHECKPOINT_RESTORE), and is told so
 // (criu --unprivileged). Unset: CRIU runs as the caller (root).
-struct RunAs {
-  uid_t uid = 0;
-  gid_t gid = 0;
-  std::vector<gid_t> groups;
-};
+using RunAs = subprocess::Identity;
 
 struct DumpRequest {
   pid_t pid = 0;               // root of the tree (init of the workload's pid namespace)

@@ -3,10 +3,8 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -15,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "common/fs.h"
+#include "common/subprocess.h"
 #include "common/unique_fd.h"
 #include "engine/process_tree.h"
 
@@ -39,23 +38,17 @@ Status Unlock(const std::string& table) {
   const size_t space = table.find(' ');
   if (space == std::string::npos) return InvalidArgumentError("not an nftables table: '" + table + "'");
   std::string family = table.substr(0, space), name = table.substr(space + 1);
-  std::vector<char*> argv = {const_cast<char*>("nft"), const_cast<char*>("delete"),
-                             const_cast<char*>("table"), family.data(), name.data(), nullptr};
-  // posix_spawn: no hand-written fork in the multi-threaded daemon; nft's output is not ours.
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  int rc = ::posix_spawnp(&pid, "nft", &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
   const std::string by_hand = fmt::format("run `nft delete table {}` as root", table);
-  if (rc != 0) return ErrnoStatus(rc, "running nft (" + by_hand + "; nft is in Debian's nftables package)");
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    return UnavailableError(fmt::format("nft could not delete CRIU's network lock {} ({})", table, by_hand));
+  // nft's output is not ours.
+  subprocess::Command nft;
+  nft.argv = {"nft", "delete", "table", family, name};
+  Result<subprocess::Exit> exit = subprocess::Run(nft);
+  if (!exit.has_value())
+    return Status(exit.error().code(), "running nft: " + exit.error().message() + " (" + by_hand +
+                                           "; nft is in Debian's nftables package)");
+  if (!exit->ok())
+    return UnavailableError(fmt::format("nft could not delete CRIU's network lock {}: it {} ({})",
+                                        table, exit->Describe(), by_hand));
   return OkStatus();
 }
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/fs.h"
+#include "common/subprocess.h"
 #include "common/unique_fd.h"
 
 namespace cedana::slurm {
@@ -19,7 +20,6 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kStopTimeout = std::chrono::seconds(15);
 constexpr auto kStartTimeout = std::chrono::seconds(30);
 constexpr auto kPoll = std::chrono::milliseconds(200);
-constexpr int kExecFailed = 127;
 
 std::vector<std::string> SplitNul(const std::string& data) {
   std::vector<std::string> out;
@@ -33,44 +33,16 @@ std::vector<std::string> SplitNul(const std::string& data) {
   return out;
 }
 
-std::vector<char*> CArgv(std::vector<std::string>& v) {
-  std::vector<char*> out;
-  for (auto& s : v) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
-}
-
-// Runs argv (PATH lookup) with `extra_env` added, stdout+stderr captured; returns the exit code
-// (kExecFailed when it could not run).
+// Runs argv (PATH lookup) with `extra_env` added, stdout+stderr kept in `output`; returns the
+// exit code.
 Result<int> Run(std::vector<std::string> argv, const std::vector<std::string>& extra_env,
                 std::string* output) {
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) return ErrnoStatus(errno, "pipe");
-  UniqueFd rd(pipefd[0]), wr(pipefd[1]);
-  std::vector<char*> cargv = CArgv(argv);
-  pid_t pid = ::fork();
-  if (pid < 0) return ErrnoStatus(errno, "fork");
-  if (pid == 0) {
-    ::dup2(wr.get(), STDOUT_FILENO);
-    ::dup2(wr.get(), STDERR_FILENO);
-    int null = ::open("/dev/null", O_RDONLY);
-    if (null >= 0) ::dup2(null, STDIN_FILENO);
-    for (const auto& e : extra_env) ::putenv(const_cast<char*>(e.c_str()));
-    ::execvp(cargv[0], cargv.data());
-    ::_exit(kExecFailed);
-  }
-  wr = UniqueFd();
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(rd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    if (output != nullptr) output->append(buf, static_cast<size_t>(n));
-  }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : kExecFailed;
+  subprocess::Command c;
+  c.argv = std::move(argv);
+  c.extra_env = extra_env;
+  CEDANA_ASSIGN_OR_RETURN(subprocess::Exit exit,
+                          subprocess::Run(c, subprocess::Output::kStdoutAndStderr, output));
+  return exit.signaled ? 128 + exit.code : exit.code;
 }
 
 bool SystemdActive(const std::string& unit) {
@@ -158,24 +130,16 @@ Result<ProcessImage> ReadProcessImage(pid_t pid) {
 // Starts the image detached: a new session, stdio on /dev/null, reparented to init (double
 // fork) so that it neither depends on nor becomes a zombie of this CLI process.
 Status SpawnDetached(ProcessImage img) {
-  std::vector<char*> argv = CArgv(img.argv);
-  std::vector<char*> envp = CArgv(img.env);
-  pid_t pid = ::fork();
-  if (pid < 0) return ErrnoStatus(errno, "fork");
-  if (pid == 0) {
-    if (::fork() != 0) ::_exit(0);
-    ::setsid();
-    if (::chdir(img.cwd.c_str()) != 0 && ::chdir("/") != 0) ::_exit(kExecFailed);
-    int null = ::open("/dev/null", O_RDWR);
-    for (int fd = 0; fd < 3; ++fd) ::dup2(null, fd);
-    for (int fd = 3; fd < 1024; ++fd) ::close(fd);
-    ::execve(img.exe.c_str(), argv.data(), envp.data());
-    ::_exit(kExecFailed);
-  }
-  int status;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return OkStatus();
+  std::error_code ec;
+  if (!std::filesystem::is_directory(img.cwd, ec)) img.cwd = "/";
+  subprocess::Command c;
+  c.argv = std::move(img.argv);
+  c.program = std::move(img.exe);
+  c.env = std::move(img.env);
+  c.cwd = std::move(img.cwd);
+  c.new_session = true;
+  c.detached = true;
+  return subprocess::Start(c).error();
 }
 
 template <typename Pred>

@@ -10,6 +10,7 @@
 
 #include "cli/cli_context.h"
 #include "common/fs.h"
+#include "common/subprocess.h"
 #include "engine/criu_client.h"
 #include "slurm/slurm_install.h"
 
@@ -50,11 +51,9 @@ Status CheckCanChange(const slurm::SlurmInstallPaths& paths) {
 Status CheckSlurmVersion() {
 #ifdef CEDANA_BUILT_FOR_SLURM
   std::string out;
-  if (FILE* p = ::popen("scontrol --version 2>/dev/null", "r")) {
-    char buf[256];
-    while (std::fgets(buf, sizeof buf, p)) out += buf;
-    ::pclose(p);
-  }
+  subprocess::Command scontrol;
+  scontrol.argv = {"scontrol", "--version"};
+  (void)subprocess::Run(scontrol, subprocess::Output::kStdout, &out);
   // "slurm 22.05.8"
   size_t space = out.find(' ');
   std::string running = space == std::string::npos ? "" : out.substr(space + 1);
