@@ -28,6 +28,8 @@ PACKAGES=(
   # the fuzz targets (scripts/fuzz.sh): clang-14's libFuzzer and sanitizer runtimes are in
   # libclang-rt-14-dev, which clang only recommends
   clang libclang-rt-14-dev
+  # the house style (.clang-format), checked by ctest lint_format (scripts/check_format.sh)
+  clang-format
   # tools the tests use
   gzip zstd lz4 procps psmisc util-linux python3 xz-utils libcap2-bin
   # the benchmark's plot (bench/run_bench.py)

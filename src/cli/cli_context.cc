@@ -15,12 +15,13 @@ namespace cedana::cli {
 CliContext::CliContext()
     : loaded_(LoadConfig(ConfigPath(ProcessEnvironment()), ProcessEnvironment())) {}
 
-const Config& CliContext::config() {
+const Config* CliContext::config() {
   if (!loaded_.has_value()) {
     std::fprintf(stderr, "cedana: %s\n", loaded_.error().ToString().c_str());
-    std::exit(2);
+    exit_code_ = 2;
+    return nullptr;
   }
-  return loaded_->config;
+  return &loaded_->config;
 }
 
 void CliContext::Fail(const Status& status) {
@@ -28,8 +29,10 @@ void CliContext::Fail(const Status& status) {
   exit_code_ = status.code() == Code::kInvalidArgument ? 2 : 1;
 }
 
-std::optional<protocol::Message> CliContext::Call(protocol::Message request, bool show_progress) {
-  const Config& cfg = config();
+std::optional<protocol::Message> CliContext::Call(const protocol::DaemonRequest& request,
+                                                  bool show_progress) {
+  const Config* cfg = config();
+  if (cfg == nullptr) return std::nullopt;
   bool tty = show_progress && ::isatty(STDERR_FILENO);
   bool drew = false;
   auto started = std::chrono::steady_clock::now();
@@ -45,7 +48,7 @@ std::optional<protocol::Message> CliContext::Call(protocol::Message request, boo
     std::fprintf(stderr, "\r\033[K%s", line.c_str());
     drew = true;
   };
-  Result<protocol::Message> r = protocol::CallDaemon(cfg.socket_path, std::move(request), on_progress);
+  Result<protocol::Message> r = protocol::CallDaemon(cfg->socket_path, protocol::EncodeDaemonRequest(request), on_progress);
   if (drew) std::fprintf(stderr, "\r\033[K");
   if (!r.has_value()) {
     Fail(r.error());
@@ -93,9 +96,12 @@ int FollowWorkload(CliContext& ctx, const std::string& id, const std::string& pa
     }
     fflush(stdout);
   };
+  const Config* cfg = ctx.config();
+  if (cfg == nullptr) return ctx.exit_code();
   for (;;) {
     drain();
-    auto r = protocol::CallDaemon(ctx.config().socket_path, {{"op", "inspect"}, {"id", id}});
+    auto r = protocol::CallDaemon(
+        cfg->socket_path, protocol::EncodeDaemonRequest(RequestOf(protocol::DaemonOp::kInspect, id)));
     if (!r.has_value()) {
       ctx.Fail(r.error());
       return 1;

@@ -3,12 +3,16 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "common/config.h"
 #include "protocol/client.h"
+#include "protocol/daemon_request.h"
 
 namespace cedana::cli {
 
@@ -18,11 +22,22 @@ class CliContext {
   CliContext();
 
   const Result<LoadedConfig>& loaded() const { return loaded_; }
-  // The config, or exits with the config error.
-  const Config& config();
+  // The config; nullptr after printing the config error (exit_code() is then 2).
+  const Config* config();
+
+  // A value that lives as long as the context: where a command's options are parsed into, for
+  // its callback to read.
+  template <typename T, typename... Args>
+  T& Keep(Args&&... args) {
+    auto kept = std::make_shared<T>(std::forward<Args>(args)...);
+    T& ref = *kept;
+    kept_.push_back(std::move(kept));
+    return ref;
+  }
   // Calls the daemon, showing progress on a terminal; prints the error and returns nullopt on
   // failure (exit_code() then says how to exit).
-  std::optional<protocol::Message> Call(protocol::Message request, bool show_progress = true);
+  std::optional<protocol::Message> Call(const protocol::DaemonRequest& request,
+                                        bool show_progress = true);
 
   void Fail(const Status& status);
   int exit_code() const { return exit_code_; }
@@ -31,6 +46,7 @@ class CliContext {
  private:
   Result<LoadedConfig> loaded_;
   int exit_code_ = 0;
+  std::vector<std::shared_ptr<void>> kept_;
 };
 
 // Each command file adds its subcommand to the app.

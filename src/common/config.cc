@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/bounded_json.h"
+#include "common/checkpoint_streams.h"
 #include "common/fs.h"
 
 extern char** environ;
@@ -121,7 +122,7 @@ const std::vector<KeySpec>& Specs() {
                           "an absolute path or s3://bucket[/prefix]",
                           "Where checkpoints are stored (local dir, NFS, or S3).", IsCheckpointDir));
     s.push_back(IntKey("checkpoint.streams", "CEDANA_CHECKPOINT_STREAMS",
-                       &Config::checkpoint_streams, 1, 64,
+                       &Config::checkpoint_streams, 1, kMaxCheckpointStreams,
                        "Streams per checkpoint, packed and compressed in parallel."));
     s.push_back(EnumKey("checkpoint.compression", "CEDANA_CHECKPOINT_COMPRESSION",
                         &Config::checkpoint_compression, {"none", "gzip", "lz4", "zstd"},

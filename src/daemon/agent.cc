@@ -50,12 +50,13 @@ void Agent::Loop() {
   bool reachable = true;
   while (!stop_) {
     try {
-      Tick();
-      if (!reachable) log::Info("agent: the controller answers again");
-      reachable = true;
-    } catch (const Status& s) {
-      if (reachable) log::Warn("agent: {} (retrying every {} s)", s.ToString(), kPollInterval.count());
-      reachable = false;
+      if (Status s = Tick(); !s.ok()) {
+        if (reachable) log::Warn("agent: {} (retrying every {} s)", s.ToString(), kPollInterval.count());
+        reachable = false;
+      } else {
+        if (!reachable) log::Info("agent: the controller answers again");
+        reachable = true;
+      }
     } catch (const std::exception& e) {
       log::Error("agent: internal error: {}", e.what());
     }
@@ -63,7 +64,7 @@ void Agent::Loop() {
   }
 }
 
-void Agent::Tick() {
+Status Agent::Tick() {
   protocol::ControllerClient client(node_.config().url, node_.config().auth_token);
   nlohmann::json workloads = nlohmann::json::array();
   if (auto ids = node_.records().List(); ids.has_value()) {
@@ -91,10 +92,11 @@ void Agent::Tick() {
     }
   }
   Result<nlohmann::json> r = client.Post("/agent/workloads", {{"node", node_name_}, {"version", kVersion}, {"workloads", workloads}});
-  if (!r.has_value()) throw r.error();
+  if (!r.has_value()) return r.error();
   Result<nlohmann::json> tasks = client.Get("/agent/tasks?node=" + node_name_);
-  if (!tasks.has_value()) throw tasks.error();
+  if (!tasks.has_value()) return tasks.error();
   for (const auto& op : *tasks) operations_.Start([this, op] { RunOperation(op); });
+  return OkStatus();
 }
 
 void Agent::RunOperation(const nlohmann::json& op) {

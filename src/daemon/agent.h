@@ -22,7 +22,7 @@ class Agent {
 
  private:
   void Loop();
-  void Tick();
+  Status Tick();  // one report and claim; the error when the controller did not answer
   void RunOperation(const nlohmann::json& op);
 
   Node& node_;

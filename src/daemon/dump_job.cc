@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "common/checkpoint_reason.h"
+#include "common/checkpoint_streams.h"
 #include "common/fault_point.h"
 #include "common/fs.h"
 #include "common/hex.h"
@@ -197,8 +198,9 @@ Result<DumpOutcome> DumpTarget(Node& node, const Target& target, const DumpOptio
                           image::ParseCodec(options.compression.empty() ? cfg.checkpoint_compression
                                                                         : options.compression));
   int streams = options.streams == 0 ? cfg.checkpoint_streams : options.streams;
-  if (streams < 1 || streams > 64)
-    return InvalidArgumentError(fmt::format("streams must be between 1 and 64, got {}", streams));
+  if (streams < 1 || streams > kMaxCheckpointStreams)
+    return InvalidArgumentError(
+        fmt::format("streams must be between 1 and {}, got {}", kMaxCheckpointStreams, streams));
   const std::string& tcp_setting = !options.tcp.empty() ? options.tcp
                                    : !target.tcp.empty() ? target.tcp : cfg.checkpoint_tcp;
   CEDANA_ASSIGN_OR_RETURN(OutsideTcp outside_tcp, ParseOutsideTcp(tcp_setting));

@@ -12,6 +12,14 @@ namespace cedana::daemon {
 namespace {
 
 constexpr const char* kOpenMpiVars[] = {"OMPI_MCA_orte_tmpdir_base", "OMPI_MCA_btl_vader_backing_directory"};
+// OpenMPI's posix shmem component, when mpirun asks it whether it works, leaves a deleted
+// /dev/shm/open_mpi.0000 open in mpirun, inherited by every rank. Each job's checkpoint then
+// holds that file as a CRIU ghost file, and a restore recreates it at one fixed path,
+// /dev/shm/open_mpi.0000.cr.1.ghost: two OpenMPI jobs restored at once collided there (one
+// failed with "Can't create ghost regfile: File exists"). Not asked, posix is never opened;
+// OpenMPI picks mmap (priority 50, above posix's) whether or not posix is there.
+constexpr const char* kOpenMpiShmem = "OMPI_MCA_shmem";
+constexpr const char* kWithoutPosixShmem = "^posix";
 
 bool Sets(const std::vector<std::string>& env, const std::string& name) {
   return std::any_of(env.begin(), env.end(), [&](const std::string& e) { return e.rfind(name + "=", 0) == 0; });
@@ -29,13 +37,17 @@ bool IsMpiScratchDir(const std::string& path) {
 }
 
 std::vector<std::string> AddMpiScratchEnv(std::vector<std::string>* env, const std::string& dir) {
-  // Both or neither: a job that placed one of them knows where it wants OpenMPI's files.
-  if (std::any_of(std::begin(kOpenMpiVars), std::end(kOpenMpiVars), [&](const char* v) { return Sets(*env, v); }))
-    return {};
   std::vector<std::string> added;
-  for (const char* v : kOpenMpiVars) {
-    env->push_back(std::string(v) + "=" + dir);
-    added.push_back(v);
+  // Both or neither: a job that placed one of them knows where it wants OpenMPI's files.
+  if (std::none_of(std::begin(kOpenMpiVars), std::end(kOpenMpiVars), [&](const char* v) { return Sets(*env, v); })) {
+    for (const char* v : kOpenMpiVars) {
+      env->push_back(std::string(v) + "=" + dir);
+      added.push_back(v);
+    }
+  }
+  if (!Sets(*env, kOpenMpiShmem)) {
+    env->push_back(std::string(kOpenMpiShmem) + "=" + kWithoutPosixShmem);
+    added.push_back(kOpenMpiShmem);
   }
   return added;
 }

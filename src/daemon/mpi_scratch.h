@@ -26,8 +26,11 @@ std::string MpiScratchDirFor(const std::string& workload_id);
 // Whether `path` is one MpiScratchDirFor makes (it comes back from a checkpoint at a restore).
 bool IsMpiScratchDir(const std::string& path);
 
-// Points OpenMPI at `dir` in `env` (KEY=VALUE) unless it sets either variable itself; returns
-// the names added ("" for none), for CEDANA_ADDED_ENV.
+// Points OpenMPI at `dir` in `env` (KEY=VALUE) unless it sets either variable itself, and keeps
+// OpenMPI's posix shmem component closed (OMPI_MCA_shmem=^posix) unless it sets
+// OMPI_MCA_shmem: that component leaves a deleted /dev/shm file open whose ghost copy two
+// concurrent restores would both make at one path. Returns the names added, for
+// CEDANA_ADDED_ENV.
 std::vector<std::string> AddMpiScratchEnv(std::vector<std::string>* env, const std::string& dir);
 
 // Makes `dir` (mode 0700, owned by uid:gid). One that exists must be that already: /dev/shm is

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "common/checkpoint_streams.h"
 #include "common/fs.h"
 #include "common/log.h"
 #include "image/stream_group.h"
@@ -16,7 +17,6 @@
 namespace cedana::image {
 namespace {
 
-constexpr int kMaxStreams = 64;
 
 struct ImageFile {
   std::string name;
@@ -130,9 +130,9 @@ Result<std::vector<StreamInfo>> PackImagesDir(const std::string& images_dir,
                                               storage::CheckpointStore& store,
                                               const storage::CheckpointRef& ref,
                                               const PackOptions& options) {
-  if (options.streams < 1 || options.streams > kMaxStreams) {
+  if (options.streams < 1 || options.streams > kMaxCheckpointStreams) {
     return InvalidArgumentError(
-        fmt::format("streams must be between 1 and {}, got {}", kMaxStreams, options.streams));
+        fmt::format("streams must be between 1 and {}, got {}", kMaxCheckpointStreams, options.streams));
   }
   CEDANA_ASSIGN_OR_RETURN(auto files, ListImageFiles(images_dir));
   std::vector<StreamPlan> plan = PlanStreams(files, options.streams, options.part_bytes);

@@ -6,13 +6,13 @@
 
 #include <algorithm>
 
+#include "common/checkpoint_streams.h"
 #include "common/log.h"
 #include "image/tar.h"
 
 namespace cedana::image {
 namespace {
 
-constexpr int kMaxStreams = 64;
 // "@" and 16 digits: a file name must leave room for its part names.
 constexpr size_t kPartSuffixLength = 17;
 // Most of CRIU's images are below this; they get a buffer of this size, the others part buffers.
@@ -32,9 +32,9 @@ void AdviseHugePages(char* data, size_t size) {
 Result<std::unique_ptr<StreamingPack>> StreamingPack::Start(storage::CheckpointStore& store,
                                                             const storage::CheckpointRef& ref,
                                                             StreamingPackOptions options) {
-  if (options.streams < 1 || options.streams > kMaxStreams) {
+  if (options.streams < 1 || options.streams > kMaxCheckpointStreams) {
     return InvalidArgumentError(
-        fmt::format("streams must be between 1 and {}, got {}", kMaxStreams, options.streams));
+        fmt::format("streams must be between 1 and {}, got {}", kMaxCheckpointStreams, options.streams));
   }
   if (options.part_bytes == 0 || options.memory_limit < options.part_bytes) {
     return InvalidArgumentError(fmt::format("memory limit {} is below one part ({} bytes)",

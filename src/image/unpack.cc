@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "common/checkpoint_streams.h"
 #include "common/fs.h"
 #include "image/pack.h"
 #include "image/stream_group.h"
@@ -13,7 +14,6 @@
 namespace cedana::image {
 namespace {
 
-constexpr int kMaxStreams = 64;
 
 // `seen`: what the stream's reader found first, for an admin looking for what was altered.
 Status ChecksumMismatch(const Status& seen = OkStatus()) {
@@ -72,9 +72,9 @@ Status UnpackToImagesDir(storage::CheckpointStore& store, const storage::Checkpo
                          const Manifest& manifest, const std::string& images_dir,
                          const ProgressFn& progress_fn) {
   int n = static_cast<int>(manifest.streams.size());
-  if (n < 1 || n > kMaxStreams) {
+  if (n < 1 || n > kMaxCheckpointStreams) {
     return InvalidArgumentError(
-        fmt::format("streams must be between 1 and {}, got {}", kMaxStreams, n));
+        fmt::format("streams must be between 1 and {}, got {}", kMaxCheckpointStreams, n));
   }
   if (!fs::Exists(images_dir)) {
     // Images hold the process's memory: readable by the owner only.

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/checkpoint_reason.h"
+#include "common/checkpoint_streams.h"
 #include "common/job_id.h"
 #include "common/label.h"
 
@@ -29,7 +30,6 @@ constexpr std::array<std::pair<DaemonOp, std::string_view>, 10> kOpNames = {{
 
 // Highest signal number Linux delivers (SIGRTMAX on x86-64 and arm64).
 constexpr int kMaxSignal = 64;
-constexpr int kMaxStreams = 64;
 // uid_t's all-ones value is (uid_t)-1, "no user" to chown and setresuid: never a real owner.
 constexpr uint64_t kNoUid = std::numeric_limits<uid_t>::max();
 
@@ -153,8 +153,8 @@ Status ReadFields(const FieldReader& f, DaemonRequest* r) {
   CEDANA_RETURN_IF_ERROR(f.Int("streams", std::numeric_limits<int>::min(), std::numeric_limits<int>::max(), &n));
   // 0 means "the configured number" only when the field is absent: an explicit 0 is a mistake.
   // The message is the one the dump gives for a configured number out of range.
-  if (f.Has("streams") && (n < 1 || n > kMaxStreams))
-    return InvalidArgumentError(fmt::format("streams must be between 1 and {}, got {}", kMaxStreams, n));
+  if (f.Has("streams") && (n < 1 || n > kMaxCheckpointStreams))
+    return InvalidArgumentError(fmt::format("streams must be between 1 and {}, got {}", kMaxCheckpointStreams, n));
   r->streams = static_cast<int>(n);
   CEDANA_RETURN_IF_ERROR(f.Int("deadline_ms", 0, std::numeric_limits<int64_t>::max(), &r->deadline_ms));
   n = r->signal_number;
@@ -196,6 +196,38 @@ std::string RequestOpName(const Message& message) {
   if (!message.is_object()) return "";
   auto it = message.find("op");
   return it != message.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+Message EncodeDaemonRequest(const DaemonRequest& r) {
+  const DaemonRequest d;
+  Message m = {{"op", std::string(DaemonOpName(r.op))}};
+  auto put = [&](const char* key, const auto& value, const auto& default_value) {
+    if (value != default_value) m[key] = value;
+  };
+  put("id", r.id, d.id);
+  put("label", r.label, d.label);
+  put("job_id", r.job_id, d.job_id);
+  put("dir", r.dir, d.dir);
+  put("checkpoint_id", r.checkpoint_id, d.checkpoint_id);
+  put("argv", r.argv, d.argv);
+  put("env", r.env, d.env);
+  put("cwd", r.cwd, d.cwd);
+  put("stdout_path", r.stdout_path, d.stdout_path);
+  put("stderr_path", r.stderr_path, d.stderr_path);
+  put("restore_label", r.restore_label, d.restore_label);
+  put("owner_pid", r.owner_pid, d.owner_pid);
+  put("slurm_script", r.slurm_script, d.slurm_script);
+  put("pid", r.pid, d.pid);
+  put("leave_running", r.leave_running, d.leave_running);
+  put("compression", r.compression, d.compression);
+  put("streams", r.streams, d.streams);
+  put("tcp", r.tcp, d.tcp);
+  put("reason", r.reason, d.reason);
+  put("deadline_ms", r.deadline_ms, d.deadline_ms);
+  put("signal", r.signal_number, d.signal_number);
+  // slurm_job_start requires it, root's 0 included.
+  if (r.op == DaemonOp::kSlurmJobStart || r.uid != d.uid) m["uid"] = r.uid;
+  return m;
 }
 
 Result<DaemonRequest> ParseDaemonRequest(const Message& message) {

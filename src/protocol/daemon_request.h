@@ -11,6 +11,7 @@
 #include <csignal>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -82,13 +83,28 @@ struct DaemonRequest {
   int signal_number = SIGKILL;
   // slurm_job_start: the job's owner as slurmd says.
   uid_t uid = 0;
+
+  bool operator==(const DaemonRequest&) const = default;
 };
+
+// A request of `op` about workload `id` ("" = none), every other field at its default.
+inline DaemonRequest RequestOf(DaemonOp op, std::string id = "") {
+  DaemonRequest r;
+  r.op = op;
+  r.id = std::move(id);
+  return r;
+}
 
 // Parses and validates `message` as a request of protocol version kVersion. kInvalidArgument
 // naming the field for anything malformed: a missing or other "v" (naming both versions), an
 // unknown "op" (naming the valid ones), a field of the wrong type or out of range. Never
 // throws on any message.
 Result<DaemonRequest> ParseDaemonRequest(const Message& message);
+
+// The message a client sends for `request` ("v" is added by CallDaemon): its op and every
+// field that differs from its default, so that ParseDaemonRequest gives `request` back. The one
+// encoder of requests: clients fill a DaemonRequest rather than spell the keys again.
+Message EncodeDaemonRequest(const DaemonRequest& request);
 
 // The "op" of a message as text for logs, "" when absent or not a string. Never throws.
 std::string RequestOpName(const Message& message);

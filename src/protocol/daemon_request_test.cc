@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace cedana::protocol {
 namespace {
 
@@ -83,6 +85,57 @@ TEST(DaemonRequestFieldsTest, RequestOpNameNeverThrows) {
   EXPECT_EQ(RequestOpName(Message::parse(R"({"op":7})")), "");
   EXPECT_EQ(RequestOpName(Message::parse(R"([1])")), "");
   EXPECT_EQ(RequestOpName(Message::parse(R"({"op":"ps"})")), "ps");
+}
+
+// Every request a client builds comes back from the daemon's parser as it was built.
+TEST(EncodeDaemonRequestTest, WhatIsEncodedParsesBackTheSame) {
+  std::vector<DaemonRequest> requests(7);
+  requests[0].op = DaemonOp::kPing;
+  DaemonRequest& run = requests[1];
+  run.op = DaemonOp::kRun;
+  run.argv = {"/bin/sh", "-c", "echo \"a b\""};
+  run.env = {"A=1", "PATH=/usr/bin"};
+  run.cwd = "/home/u";
+  run.label = "l-1";
+  run.job_id = "12";
+  run.stdout_path = "/o";
+  run.stderr_path = "/e";
+  run.restore_label = true;
+  run.owner_pid = 5;
+  run.slurm_script = "/var/spool/slurmd/job00012/slurm_script";
+  DaemonRequest& dump = requests[2];
+  dump.op = DaemonOp::kDump;
+  dump.id = "w-1";
+  dump.leave_running = true;
+  dump.compression = "zstd";
+  dump.streams = 64;
+  dump.tcp = "established";
+  dump.reason = "preemption";
+  dump.deadline_ms = 1798000000000;
+  dump.dir = "s3://bucket/prefix";
+  DaemonRequest& by_pid = requests[3];
+  by_pid.op = DaemonOp::kDump;
+  by_pid.pid = 4242;
+  DaemonRequest& kill = requests[4];
+  kill.op = DaemonOp::kKill;
+  kill.id = "w-1";
+  kill.signal_number = SIGTERM;
+  DaemonRequest& start = requests[5];
+  start.op = DaemonOp::kSlurmJobStart;
+  start.job_id = "7";
+  start.uid = 0;  // root's job: the required uid is sent even when it is the default
+  DaemonRequest& restore = requests[6];
+  restore.op = DaemonOp::kRestore;
+  restore.checkpoint_id = "20261202-101010-abcdef12";
+  restore.label = "l-1";
+  for (const DaemonRequest& r : requests) {
+    Message m = EncodeDaemonRequest(r);
+    m["v"] = kVersion;
+    Result<DaemonRequest> back = ParseDaemonRequest(m);
+    ASSERT_TRUE(back.has_value()) << m.dump() << ": " << back.error().ToString();
+    EXPECT_TRUE(*back == r) << "changed on the way: " << m.dump();
+  }
+  EXPECT_EQ(EncodeDaemonRequest(requests[0]).dump(), R"({"op":"ping"})") << "only what differs is sent";
 }
 
 }  // namespace

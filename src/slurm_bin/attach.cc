@@ -23,6 +23,7 @@
 #include "common/config.h"
 #include "common/label.h"
 #include "protocol/client.h"
+#include "protocol/daemon_request.h"
 #include "slurm/batch_script_env.h"
 #include "slurm_bin/slurm_job.h"
 #include "slurm_bin/job_deadlines.h"
@@ -183,9 +184,13 @@ std::optional<int64_t> Checkpoint(const std::string& socket, const std::string& 
                                   const char* reason, bool leave_running, int64_t deadline_ms,
                                   JobLog& log) {
   auto started = std::chrono::steady_clock::now();
-  protocol::Message req = {{"op", "dump"}, {"id", id}, {"leave_running", leave_running}, {"reason", reason}};
-  if (deadline_ms > 0) req["deadline_ms"] = deadline_ms;
-  auto r = protocol::CallDaemon(socket, req, [&](const protocol::Message& m) { TellIfLate(m, why, log); });
+  protocol::DaemonRequest req;
+  req.op = protocol::DaemonOp::kDump;
+  req.id = id;
+  req.leave_running = leave_running;
+  req.reason = reason;
+  req.deadline_ms = deadline_ms;
+  auto r = protocol::CallDaemon(socket, protocol::EncodeDaemonRequest(req), [&](const protocol::Message& m) { TellIfLate(m, why, log); });
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!r.has_value()) {
     // Something in the job cannot be checkpointed: trying again will not help, so say what
@@ -224,19 +229,20 @@ int RunAttach(const std::vector<std::string>& argv) {
   const std::string socket = loaded->config.socket_path;
 
   std::error_code ec;
-  protocol::Message req = {{"op", "run"},
-                           {"argv", argv},
-                           {"env", JobEnvironment()},
-                           {"cwd", std::filesystem::current_path(ec).string()},
-                           {"label", label},
-                           {"job_id", job_id},
-                           {"stdout_path", out_path},
-                           {"stderr_path", err_path.empty() ? out_path : err_path},
-                           {"restore_label", true},
-                           {"owner_pid", ::getpid()}};
+  protocol::DaemonRequest req;
+  req.op = protocol::DaemonOp::kRun;
+  req.argv = argv;
+  req.env = JobEnvironment();
+  req.cwd = std::filesystem::current_path(ec).string();
+  req.label = label;
+  req.job_id = job_id;
+  req.stdout_path = out_path;
+  req.stderr_path = err_path.empty() ? out_path : err_path;
+  req.restore_label = true;
+  req.owner_pid = ::getpid();
   if (argv[0].size() > 13 && argv[0].rfind("/slurm_script") == argv[0].size() - 13)
-    req["slurm_script"] = argv[0];
-  auto r = protocol::CallDaemon(socket, req);
+    req.slurm_script = argv[0];
+  auto r = protocol::CallDaemon(socket, protocol::EncodeDaemonRequest(req));
   if (!r.has_value()) ExecUnmanaged(argv, log, "node daemon: " + r.error().message());
   std::string id = r->value("id", "");
   for (const auto& s : (*r)["skipped"]) log("skipped checkpoint {}", s.get<std::string>());
@@ -308,7 +314,11 @@ int RunAttach(const std::vector<std::string>& argv) {
     if (g_term && checkpointed) return 0;
     if (int sig = g_forward; sig != 0) {
       g_forward = 0;
-      if (auto f = protocol::CallDaemon(socket, {{"op", "kill"}, {"id", id}, {"signal", sig}}); !f.has_value())
+      protocol::DaemonRequest kill;
+      kill.op = protocol::DaemonOp::kKill;
+      kill.id = id;
+      kill.signal_number = sig;
+      if (auto f = protocol::CallDaemon(socket, protocol::EncodeDaemonRequest(kill)); !f.has_value())
         log("passing signal {} on to the workload failed: {}", sig, f.error().message());
     }
     bool preempt = g_usr1 != 0;
@@ -363,7 +373,10 @@ int RunAttach(const std::vector<std::string>& argv) {
     const auto now = std::chrono::steady_clock::now();
     if (!checkpointed && (gone || workload_fd < 0 || now >= next_inspect)) {
       next_inspect = now + kInspectEvery;
-      auto w = protocol::CallDaemon(socket, {{"op", "inspect"}, {"id", id}});
+      protocol::DaemonRequest inspect;
+      inspect.op = protocol::DaemonOp::kInspect;
+      inspect.id = id;
+      auto w = protocol::CallDaemon(socket, protocol::EncodeDaemonRequest(inspect));
       if (w.has_value()) {
         std::string status = (*w)["workload"].value("status", "");
         if (status == "exited" || status == "failed") return (*w)["workload"].value("exit_code", 1);

@@ -47,6 +47,24 @@ check "two OpenMPI jobs run at once" wait_for 30 bash -c "grep -q '^step 10' '$T
 segments_in_own_dir() { ls "/dev/shm/cedana-mpi-$1"/vader_segment.* >/dev/null 2>&1; }
 check "each keeps its shared-memory segments in its own directory" \
   bash -c "$(declare -f segments_in_own_dir); segments_in_own_dir ${W[1]} && segments_in_own_dir ${W[2]}"
+# Nothing of theirs is left at a path the other's restore would make too: OpenMPI's posix
+# shmem component left a deleted /dev/shm/open_mpi.0000 open in every process, whose CRIU ghost
+# copy both restores made at /dev/shm/open_mpi.0000.cr.1.ghost (one failed, "File exists").
+holds_no_shared_shm_file() { # WORKLOAD: no process of its tree holds a deleted /dev/shm file outside a cedana-mpi dir
+  local root p tree held found=""
+  root=$(wl_field "$1" pid)
+  tree=$(pstree -p "${root:-none}" 2>/dev/null | grep -o '([0-9]*)' | tr -d '()')
+  [ "$(wc -w <<<"$tree")" -ge 3 ] || { say "  the tree of $1 (pid ${root:-?}) is not there"; return 1; }
+  for p in $tree; do
+    held=$(ls -l "/proc/$p/fd" 2>/dev/null | grep ' /dev/shm/' | grep '(deleted)' | grep -v '/dev/shm/cedana-mpi-' |
+      sed "s|.* -> |  pid $p holds |")
+    [ -z "$held" ] || found+="$held"$'\n'
+  done
+  [ -z "$found" ] || { say "$(head -3 <<<"$found")"; return 1; }
+}
+for j in 1 2; do
+  check "twin $j holds no deleted file in /dev/shm outside its own directory" holds_no_shared_shm_file "${W[$j]}"
+done
 for j in 1 2; do CK[$j]=$(dump_id "${W[$j]}"); done
 check "both checkpointed" test -n "${CK[1]}" -a -n "${CK[2]}"
 for j in 1 2; do R[$j]=$(restore_id "${CK[$j]}"); done

@@ -10,7 +10,7 @@ void AddCheckpointsCommand(CLI::App& app, CliContext& ctx) {
     std::string label, dir, id;
     bool json = false;
   };
-  auto* o = new Opts;
+  auto* o = &ctx.Keep<Opts>();
   auto* cps = app.add_subcommand("checkpoints", "List checkpoints (newest first), or delete one");
   cps->add_option("--label,-l", o->label, "Only this label");
   cps->add_option("--dir,-d", o->dir, "Checkpoint dir (path or s3://bucket/prefix)");
@@ -18,15 +18,16 @@ void AddCheckpointsCommand(CLI::App& app, CliContext& ctx) {
   auto* del = cps->add_subcommand("delete", "Delete a checkpoint");
   del->add_option("id", o->id, "Checkpoint id")->required();
   del->callback([&ctx, o] {
-    protocol::Message req = {{"op", "checkpoints_delete"}, {"checkpoint_id", o->id}};
-    if (!o->dir.empty()) req["dir"] = o->dir;
+    protocol::DaemonRequest req = RequestOf(protocol::DaemonOp::kCheckpointsDelete);
+    req.checkpoint_id = o->id;
+    req.dir = o->dir;
     if (auto r = ctx.Call(req, false)) std::printf("deleted %s\n", r->value("deleted", "").c_str());
   });
   cps->callback([&ctx, o, del] {
     if (del->parsed()) return;
-    protocol::Message req = {{"op", "checkpoints"}};
-    if (!o->label.empty()) req["label"] = o->label;
-    if (!o->dir.empty()) req["dir"] = o->dir;
+    protocol::DaemonRequest req = RequestOf(protocol::DaemonOp::kCheckpoints);
+    req.label = o->label;
+    req.dir = o->dir;
     auto r = ctx.Call(req, false);
     if (!r) return;
     if (o->json) {

@@ -10,10 +10,12 @@ void AddDaemonCommand(CLI::App& app, CliContext& ctx) {
   auto* daemon = app.add_subcommand("daemon", "Run or query the node daemon");
   daemon->require_subcommand(1);
   auto* start = daemon->add_subcommand("start", "Run the node daemon in the foreground");
-  start->callback([&ctx] { ctx.set_exit_code(cedana::daemon::RunDaemon(ctx.config())); });
+  start->callback([&ctx] {
+    if (const Config* config = ctx.config()) ctx.set_exit_code(cedana::daemon::RunDaemon(*config));
+  });
   auto* status = daemon->add_subcommand("status", "Say whether the daemon is running");
   status->callback([&ctx] {
-    auto r = ctx.Call({{"op", "ping"}}, false);
+    auto r = ctx.Call(RequestOf(protocol::DaemonOp::kPing), false);
     if (!r) return;
     std::printf("daemon: running (cedana %s)\ncriu: %s %s (no-breakpoint fallback %s)\n"
                 "checkpoint dir: %s\n",
@@ -25,8 +27,8 @@ void AddDaemonCommand(CLI::App& app, CliContext& ctx) {
 
 void AddShimCommand(CLI::App& app, CliContext& ctx) {
   auto* shim = app.add_subcommand("shim", "");  // internal: empty description hides it
-  auto* dir = new std::string;
-  auto* fd = new int(-1);
+  auto* dir = &ctx.Keep<std::string>();
+  auto* fd = &ctx.Keep<int>(-1);
   shim->add_option("--dir", *dir)->required();
   shim->add_option("--report-fd", *fd)->required();
   shim->callback([&ctx, dir, fd] { ctx.set_exit_code(cedana::daemon::RunSupervisor(*dir, *fd)); });

@@ -1,6 +1,9 @@
 // `cedana dump ID|--pid PID|slurm JOBID [--leave-running|--stop] [--dir D] [--compression C]
 // [--streams N] [--tcp-established|--tcp-close]`
+#include <fmt/format.h>
+
 #include "cli/cli_context.h"
+#include "common/checkpoint_streams.h"
 
 namespace cedana::cli {
 
@@ -13,7 +16,7 @@ void AddDumpCommand(CLI::App& app, CliContext& ctx) {
     bool stop = false;
     bool tcp_established = false, tcp_close = false;
   };
-  auto* o = new Opts;
+  auto* o = &ctx.Keep<Opts>();
   auto* dump = app.add_subcommand("dump", "Checkpoint a workload (stops it unless --leave-running)");
   dump->add_option("id", o->id, "Workload id (see `cedana ps`), or `slurm` followed by a job id");
   dump->add_option("jobid", o->job_id, "SLURM job id (after `slurm`)");
@@ -35,7 +38,7 @@ void AddDumpCommand(CLI::App& app, CliContext& ctx) {
         ctx.Fail(InvalidArgumentError("usage: cedana dump slurm JOBID"));
         return;
       }
-      auto ps = ctx.Call({{"op", "ps"}}, false);
+      auto ps = ctx.Call(RequestOf(protocol::DaemonOp::kPs), false);
       if (!ps) return;
       o->id.clear();
       for (const auto& w : (*ps)["workloads"])
@@ -54,15 +57,19 @@ void AddDumpCommand(CLI::App& app, CliContext& ctx) {
       ctx.Fail(InvalidArgumentError("give a workload id or --pid PID (one of them)"));
       return;
     }
-    protocol::Message req = {{"op", "dump"}, {"leave_running", o->leave_running}};
-    if (!o->id.empty()) req["id"] = o->id;
-    if (o->pid != 0) req["pid"] = o->pid;
-    if (!o->dir.empty()) req["dir"] = o->dir;
-    if (!o->compression.empty()) req["compression"] = o->compression;
-    if (streams->count() > 0) req["streams"] = o->streams;
-    if (!o->label.empty()) req["label"] = o->label;
-    if (o->tcp_established) req["tcp"] = "established";
-    if (o->tcp_close) req["tcp"] = "close";
+    protocol::DaemonRequest req = RequestOf(protocol::DaemonOp::kDump, o->id);
+    req.leave_running = o->leave_running;
+    req.pid = o->pid;
+    req.dir = o->dir;
+    req.compression = o->compression;
+    // 0 in a request means "the configured number": a 0 given here is refused, as the daemon would.
+    if (streams->count() > 0 && (o->streams < 1 || o->streams > kMaxCheckpointStreams))
+      return ctx.Fail(InvalidArgumentError(fmt::format("streams must be between 1 and {}, got {}",
+                                                       kMaxCheckpointStreams, o->streams)));
+    req.streams = o->streams;
+    req.label = o->label;
+    if (o->tcp_established) req.tcp = "established";
+    if (o->tcp_close) req.tcp = "close";
     auto r = ctx.Call(req);
     if (!r) return;
     const auto& c = (*r)["checkpoint"];

@@ -206,7 +206,7 @@ void AddPluginCommand(CLI::App& app, CliContext& ctx) {
     Dirs dirs;
     std::vector<std::string> names;
   };
-  auto* o = new Opts;
+  auto* o = &ctx.Keep<Opts>();
   auto* plugin = app.add_subcommand("plugin", "Install, remove and list cedana plugins");
   plugin->require_subcommand(1);
   plugin->add_option("--store", o->dirs.store, "Plugin store to install from")

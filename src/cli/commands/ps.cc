@@ -11,10 +11,10 @@ namespace cedana::cli {
 
 void AddPsCommand(CLI::App& app, CliContext& ctx) {
   auto* ps = app.add_subcommand("ps", "List managed workloads");
-  auto* json = new bool(false);
+  auto* json = &ctx.Keep<bool>(false);
   ps->add_flag("--json", *json, "Print JSON");
   ps->callback([&ctx, json] {
-    auto r = ctx.Call({{"op", "ps"}}, false);
+    auto r = ctx.Call(RequestOf(protocol::DaemonOp::kPs), false);
     if (!r) return;
     if (*json) {
       std::printf("%s\n", (*r)["workloads"].dump(2).c_str());
@@ -42,8 +42,11 @@ namespace {
 // running), at most `timeout_s` seconds. The status it ended in, or the error.
 Result<std::string> WaitUntilEnded(CliContext& ctx, const std::string& id, int timeout_s) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  const Config* config = ctx.config();
+  if (config == nullptr) return ctx.loaded().error();
   for (;;) {
-    auto r = protocol::CallDaemon(ctx.config().socket_path, {{"op", "inspect"}, {"id", id}});
+    auto r = protocol::CallDaemon(
+        config->socket_path, protocol::EncodeDaemonRequest(RequestOf(protocol::DaemonOp::kInspect, id)));
     if (!r.has_value()) return r.error();
     std::string status = (*r)["workload"].value("status", "");
     if (status != "running" && status != "starting") return status;
@@ -58,10 +61,10 @@ Result<std::string> WaitUntilEnded(CliContext& ctx, const std::string& id, int t
 }  // namespace
 
 void AddKillCommand(CLI::App& app, CliContext& ctx) {
-  auto* id = new std::string;
-  auto* sig = new int(9);
-  auto* wait = new bool(false);
-  auto* timeout = new int(30);
+  auto* id = &ctx.Keep<std::string>();
+  auto* sig = &ctx.Keep<int>(9);
+  auto* wait = &ctx.Keep<bool>(false);
+  auto* timeout = &ctx.Keep<int>(30);
   auto* kill = app.add_subcommand("kill", "Send a signal (default SIGKILL) to a workload");
   kill->add_option("id", *id, "Workload id")->required();
   kill->add_option("--signal,-s", *sig, "Signal number");
@@ -69,7 +72,9 @@ void AddKillCommand(CLI::App& app, CliContext& ctx) {
   kill->add_option("--timeout", *timeout, "With --wait: seconds to wait before giving up (default 30)")
       ->check(CLI::Range(1, 86400));
   kill->callback([&ctx, id, sig, wait, timeout] {
-    if (!ctx.Call({{"op", "kill"}, {"id", *id}, {"signal", *sig}}, false)) return;
+    protocol::DaemonRequest req = RequestOf(protocol::DaemonOp::kKill, *id);
+    req.signal_number = *sig;
+    if (!ctx.Call(req, false)) return;
     if (!*wait) {
       std::printf("sent signal %d to %s\n", *sig, id->c_str());
       return;

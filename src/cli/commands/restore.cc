@@ -10,7 +10,7 @@ void AddRestoreCommand(CLI::App& app, CliContext& ctx) {
     std::string id, label, dir, output;
     bool attach = false;
   };
-  auto* o = new Opts;
+  auto* o = &ctx.Keep<Opts>();
   auto* restore = app.add_subcommand("restore", "Restore a checkpoint as a new managed workload");
   restore->add_option("checkpoint", o->id, "Checkpoint id (see `cedana checkpoints`)");
   restore->add_option("--label,-l", o->label, "Restore the newest good checkpoint of this label");
@@ -23,12 +23,12 @@ void AddRestoreCommand(CLI::App& app, CliContext& ctx) {
       ctx.Fail(InvalidArgumentError("give a checkpoint id or --label L (one of them)"));
       return;
     }
-    protocol::Message req = {{"op", "restore"}};
-    if (!o->id.empty()) req["checkpoint_id"] = o->id;
-    if (!o->label.empty()) req["label"] = o->label;
-    if (!o->dir.empty()) req["dir"] = o->dir;
-    if (!o->output.empty()) req["stdout_path"] = std::filesystem::absolute(o->output).string();
-    off_t start = o->output.empty() ? -1 : FileSize(req["stdout_path"]);
+    protocol::DaemonRequest req = RequestOf(protocol::DaemonOp::kRestore);
+    req.checkpoint_id = o->id;
+    req.label = o->label;
+    req.dir = o->dir;
+    if (!o->output.empty()) req.stdout_path = std::filesystem::absolute(o->output).string();
+    off_t start = o->output.empty() ? -1 : FileSize(req.stdout_path);
     auto r = ctx.Call(req);
     if (!r) return;
     for (const auto& s : (*r)["skipped"])

@@ -14,7 +14,7 @@ void AddRunCommand(CLI::App& app, CliContext& ctx) {
     bool attach = false;
     std::vector<std::string> cmd;
   };
-  auto* o = new Opts;
+  auto* o = &ctx.Keep<Opts>();
   auto* run = app.add_subcommand("run", "Start a command as a managed workload (own PID namespace; the node's in unprivileged mode)");
   run->add_option("--label,-l", o->label, "Label of the workload's checkpoints (default: its id)");
   run->add_option("--output,-o", o->output, "File that receives stdout and stderr (appended)");
@@ -25,10 +25,12 @@ void AddRunCommand(CLI::App& app, CliContext& ctx) {
     for (const auto& [k, v] : ProcessEnvironment()) env.push_back(k + "=" + v);
     std::string output = o->output;
     if (!output.empty()) output = std::filesystem::absolute(output).string();
-    protocol::Message req = {{"op", "run"},  {"argv", o->cmd},
-                             {"env", env},   {"cwd", std::filesystem::current_path().string()},
-                             {"stdout_path", output}};
-    if (!o->label.empty()) req["label"] = o->label;
+    protocol::DaemonRequest req = RequestOf(protocol::DaemonOp::kRun);
+    req.argv = o->cmd;
+    req.env = env;
+    req.cwd = std::filesystem::current_path().string();
+    req.stdout_path = output;
+    req.label = o->label;
     // The output file may exist already (--output of an earlier run): --attach shows only what
     // this run appends.
     off_t start = output.empty() ? 0 : FileSize(output);

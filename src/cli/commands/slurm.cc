@@ -75,7 +75,7 @@ void AddSlurmCommand(CLI::App& app, CliContext& ctx) {
     bool restart = true;
     std::vector<std::string> sources;
   };
-  auto* o = new Opts;
+  auto* o = &ctx.Keep<Opts>();
   auto* slurm = app.add_subcommand("slurm", "Set up or remove SLURM support on this node");
   slurm->require_subcommand(1);
 
@@ -94,10 +94,12 @@ void AddSlurmCommand(CLI::App& app, CliContext& ctx) {
     slurm::SetupOptions options;
     options.source_dirs = o->sources.empty() ? DefaultSourceDirs() : o->sources;
     options.restart = o->restart;
-    if (ctx.config().slurm_unprivileged) {
+    const Config* config = ctx.config();
+    if (config == nullptr) return;
+    if (config->slurm_unprivileged) {
       // The seeds' setcap for unprivileged mode: criu (run as the job's user), cedana and,
       // added by setup once installed, cedana-slurm.
-      auto criu = engine::FindCriuBinary(ctx.config().criu_binary);
+      auto criu = engine::FindCriuBinary(config->criu_binary);
       if (!criu.has_value()) return ctx.Fail(criu.error());
       std::error_code ec;
       options.capability_binaries = {std::filesystem::canonical(*criu, ec).string(),

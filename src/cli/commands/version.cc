@@ -9,7 +9,7 @@
 
 namespace cedana::cli {
 void AddVersionCommand(CLI::App& app, CliContext& ctx) {
-  auto* init = new bool(false);
+  auto* init = &ctx.Keep<bool>(false);
   auto* version = app.add_subcommand("version", "Print the version; --init-config writes the config");
   version->add_flag("--init-config", *init,
                     "Write /etc/cedana/config.json from defaults and CEDANA_* variables");

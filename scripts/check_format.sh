@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# check_format.sh [ROOT] [--fix]: fails when a C++ file of the repository differs from what
+# clang-format makes of it with the repository's .clang-format (Google's style, 100 columns).
+# --fix rewrites the files instead. Debian 12's clang-format (14) is the reference: another
+# version may format a few constructs differently.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+fix=0
+for arg in "$@"; do
+  case $arg in
+    --fix) fix=1 ;;
+    *) ROOT=$arg ;;
+  esac
+done
+cd "$ROOT"
+command -v clang-format >/dev/null ||
+  { echo "check_format: clang-format is not installed (apt-get install clang-format; scripts/setup.sh does)" >&2; exit 1; }
+mapfile -t files < <(git ls-files '*.cc' '*.h' '*.c' 2>/dev/null || find src plugins tests bench -name '*.cc' -o -name '*.h' -o -name '*.c')
+if [ "$fix" = 1 ]; then
+  clang-format -i --style=file "${files[@]}"
+  echo "check_format: ${#files[@]} files formatted"
+  exit 0
+fi
+bad=()
+for f in "${files[@]}"; do
+  clang-format --style=file --dry-run --Werror "$f" >/dev/null 2>&1 || bad+=("$f")
+done
+if [ "${#bad[@]}" -gt 0 ]; then
+  printf 'check_format: %d file(s) differ from .clang-format (fix with scripts/check_format.sh --fix):\n' "${#bad[@]}" >&2
+  printf '  %s\n' "${bad[@]}" >&2
+  clang-format --style=file "${bad[0]}" | diff -u "${bad[0]}" - | head -20 >&2 || true
+  exit 1
+fi
+echo "check_format: ${#files[@]} files match .clang-format"
