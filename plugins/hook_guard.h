@@ -1,6 +1,7 @@
-// HookGuard: the one wrapper around every C ABI hook of our SLURM plugins (docs/architecture.md, "Code conventions"). It runs
-// the C++ body, and anything thrown is logged with the plugin's prefix and turned into
-// `on_exception`: a bug in a plugin must never crash or block a SLURM process, nor fail a job.
+// HookGuard: the one wrapper around every C ABI hook of our SLURM plugins (docs/architecture.md,
+// "Code conventions"). It runs the C++ body, and anything thrown is logged with the plugin's prefix
+// and turned into `on_exception`: a bug in a plugin must never crash or block a SLURM process, nor
+// fail a job.
 #pragma once
 
 #include <exception>

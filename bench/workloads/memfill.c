@@ -15,22 +15,27 @@
 static void FillRandom(unsigned char* mem, size_t bytes, uint64_t seed) {
   uint64_t x = seed;
   for (size_t i = 0; i + 8 <= bytes; i += 8) {
-    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
     memcpy(mem + i, &x, 8);
   }
 }
 
 static void FillTypical(unsigned char* mem, size_t bytes, uint64_t seed) {
-  static const char* words[] = {"step", "energy", "particle", "velocity", "cell", "flux",
-                                "pressure", "boundary", "residual", "iteration"};
+  static const char* words[] = {"step", "energy",   "particle", "velocity", "cell",
+                                "flux", "pressure", "boundary", "residual", "iteration"};
   uint64_t x = seed;
   size_t off = 0;
   while (off < bytes) {
-    x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
     char line[96];
-    int n = snprintf(line, sizeof line, "%s=%llu %s=%llu.%03llu\n", words[x % 10],
-                     (unsigned long long)(x >> 40), words[(x >> 8) % 10],
-                     (unsigned long long)((x >> 20) & 0xffff), (unsigned long long)((x >> 4) % 1000));
+    int n =
+        snprintf(line, sizeof line, "%s=%llu %s=%llu.%03llu\n", words[x % 10],
+                 (unsigned long long)(x >> 40), words[(x >> 8) % 10],
+                 (unsigned long long)((x >> 20) & 0xffff), (unsigned long long)((x >> 4) % 1000));
     size_t take = (size_t)n < bytes - off ? (size_t)n : bytes - off;
     memcpy(mem + off, line, take);
     off += take;
@@ -44,13 +49,20 @@ unsigned char* volatile g_held;
 static void Hold(size_t mib, int typical, uint64_t seed) {
   size_t bytes = mib << 20;
   unsigned char* mem = malloc(bytes);
-  if (!mem) { fprintf(stderr, "memfill: cannot allocate %zu MiB\n", mib); exit(1); }
-  if (typical) FillTypical(mem, bytes, seed); else FillRandom(mem, bytes, seed);
+  if (!mem) {
+    fprintf(stderr, "memfill: cannot allocate %zu MiB\n", mib);
+    exit(1);
+  }
+  if (typical) FillTypical(mem, bytes, seed);
+  else FillRandom(mem, bytes, seed);
   g_held = mem;
 }
 
 int main(int argc, char** argv) {
-  if (argc < 3) { fprintf(stderr, "usage: memfill MIB random|typical [CHILDREN]\n"); return 2; }
+  if (argc < 3) {
+    fprintf(stderr, "usage: memfill MIB random|typical [CHILDREN]\n");
+    return 2;
+  }
   size_t mib = strtoul(argv[1], NULL, 10);
   int typical = strcmp(argv[2], "typical") == 0;
   int children = argc > 3 ? atoi(argv[3]) : 0;

@@ -93,7 +93,8 @@ int PreSubmit(slurm_opt_t* opt, int offset) {
   if (vars.empty()) return SLURM_SUCCESS;
   for (const auto& [name, value] : vars) ::setenv(name.c_str(), value.c_str(), 1);
   if (slurm_option_set(opt, "export", "ALL", false) != SLURM_SUCCESS)
-    std::fprintf(stderr, "%s: cannot set --export=ALL; the job gets only the variables of --export=%s\n",
+    std::fprintf(stderr,
+                 "%s: cannot set --export=ALL; the job gets only the variables of --export=%s\n",
                  kPrefix, export_value.c_str());
   return SLURM_SUCCESS;
 }

@@ -68,8 +68,8 @@ uint32_t CountEnv(char** env) {
 
 int Submit(job_desc_msg_t* job, uint32_t submit_uid, char** err_msg) {
   if (job == nullptr) return SLURM_SUCCESS;
-  CedanaJobSettings script = job->script != nullptr ? ParseBatchScript(job->script)
-                                                    : CedanaJobSettings{};
+  CedanaJobSettings script =
+      job->script != nullptr ? ParseBatchScript(job->script) : CedanaJobSettings{};
   CedanaJobSettings env = ParseEnvironment(job->environment, job->env_size);
   CedanaJobSettings merged = Merge(script, env);
 
@@ -99,7 +99,8 @@ int Submit(job_desc_msg_t* job, uint32_t submit_uid, char** err_msg) {
   std::vector<std::pair<std::string, std::string>> add;
   if (script.enable_set && !env.enable_set)
     add.emplace_back(std::string(kEnableVar), script.enable ? "1" : "0");
-  if (script.label_set && !env.label_set) add.emplace_back(std::string(kCheckpointVar), script.label);
+  if (script.label_set && !env.label_set)
+    add.emplace_back(std::string(kCheckpointVar), script.label);
   if (add.empty()) return SLURM_SUCCESS;
 
   std::string recovered;
@@ -122,8 +123,9 @@ extern "C" {
 
 CEDANA_PLUGIN_EXPORT int job_submit(job_desc_msg_t* job_desc, uint32_t submit_uid,
                                     char** err_msg) noexcept {
-  return cedana::slurm::job_submit::Guard(
-      "job_submit", [&] { return cedana::slurm::job_submit::Submit(job_desc, submit_uid, err_msg); });
+  return cedana::slurm::job_submit::Guard("job_submit", [&] {
+    return cedana::slurm::job_submit::Submit(job_desc, submit_uid, err_msg);
+  });
 }
 
 CEDANA_PLUGIN_EXPORT int job_modify(job_desc_msg_t* job_desc, job_record_t* job_ptr,

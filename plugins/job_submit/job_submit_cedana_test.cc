@@ -135,9 +135,10 @@ TEST_F(JobSubmitPlugin, VictimScriptGetsCedanaEnableBack) {
   job_desc_msg_t job = Job(Victim(), {"CEDANA_CHECKPOINT=victim", "SLURM_GET_USER_ENV=1"});
   ASSERT_EQ(submit_(&job, 1000, &err_), SLURM_SUCCESS);
   EXPECT_EQ(err_, nullptr);
-  EXPECT_EQ(Env(job), (std::vector<std::string>{"CEDANA_CHECKPOINT=victim", "SLURM_GET_USER_ENV=1",
-                                                "CEDANA_PREEMPT_NOTICE=USR1", "CEDANA_OUTPUT_APPEND=1",
-                                                "CEDANA_ENABLE=1", "CEDANA_RECOVERED=CEDANA_ENABLE=1"}));
+  EXPECT_EQ(Env(job),
+            (std::vector<std::string>{"CEDANA_CHECKPOINT=victim", "SLURM_GET_USER_ENV=1",
+                                      "CEDANA_PREEMPT_NOTICE=USR1", "CEDANA_OUTPUT_APPEND=1",
+                                      "CEDANA_ENABLE=1", "CEDANA_RECOVERED=CEDANA_ENABLE=1"}));
   ASSERT_EQ(g_log.size(), 1u);
   EXPECT_NE(g_log[0].find("job_submit/cedana: uid 1000"), std::string::npos) << g_log[0];
 }
@@ -202,8 +203,8 @@ TEST_F(JobSubmitPlugin, ExplicitEnvironmentIsNotOverridden) {
 }
 
 TEST_F(JobSubmitPlugin, InvalidLabelIsRejected) {
-  job_desc_msg_t job = Job("#!/bin/bash\n#SBATCH --export=ALL,CEDANA_CHECKPOINT=../etc\nhostname\n",
-                           {"PATH=/bin"});
+  job_desc_msg_t job =
+      Job("#!/bin/bash\n#SBATCH --export=ALL,CEDANA_CHECKPOINT=../etc\nhostname\n", {"PATH=/bin"});
   ASSERT_EQ(submit_(&job, 1000, &err_), SLURM_ERROR);
   ASSERT_NE(err_, nullptr);
   EXPECT_STREQ(err_,

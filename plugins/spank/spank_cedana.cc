@@ -18,8 +18,8 @@ extern "C" {
 #include <slurm/spank.h>
 }
 
-// Symbols SLURM looks up. SPANK_PLUGIN() gives them internal linkage in C++ (docs/architecture.md, "Code conventions"), so
-// they are defined by hand with C linkage.
+// Symbols SLURM looks up. SPANK_PLUGIN() gives them internal linkage in C++ (docs/architecture.md,
+// "Code conventions"), so they are defined by hand with C linkage.
 #define CEDANA_EXPORT __attribute__((visibility("default")))
 extern "C" {
 CEDANA_EXPORT extern const char plugin_name[] = "cedana";
@@ -52,7 +52,8 @@ int TaskInit(spank_t sp, int ac, char** av) {
     // set for that namespace only (CEDANA_ADDED_ENV, comma-separated names) is taken out again.
     char added[256] = "";
     if (spank_getenv(sp, "CEDANA_ADDED_ENV", added, sizeof added) == ESPANK_SUCCESS) {
-      for (char* save = nullptr, *name = strtok_r(added, ",", &save); name; name = strtok_r(nullptr, ",", &save))
+      for (char *save = nullptr, *name = strtok_r(added, ",", &save); name;
+           name = strtok_r(nullptr, ",", &save))
         spank_unsetenv(sp, name);
       spank_unsetenv(sp, "CEDANA_ADDED_ENV");
     }
@@ -60,7 +61,8 @@ int TaskInit(spank_t sp, int ac, char** av) {
   }
   std::string proxy = ProxyPath(ac, av);
   if (::access(proxy.c_str(), X_OK) != 0) {
-    slurm_error("spank/cedana: %s is not executable; job runs without checkpointing", proxy.c_str());
+    slurm_error("spank/cedana: %s is not executable; job runs without checkpointing",
+                proxy.c_str());
     return ESPANK_SUCCESS;
   }
   int argc = 0;

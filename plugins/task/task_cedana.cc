@@ -4,10 +4,10 @@
 // knows this first-hand (the launch request is authenticated by munge), so the node daemon
 // believes a job proxy's job id only when it matches this registration (docs/security.md, D5).
 //
-// Thin by rule (docs/architecture.md, "Code conventions"): one short unix-socket exchange with a hard deadline, so slurmd's
-// launch thread waits at most kDeadline; any failure is logged and the job launches anyway
-// (the proxy then runs it unmanaged and says why in the job's output). Every other hook of
-// the task plugin API is a no-op: SLURM requires them all to be present.
+// Thin by rule (docs/architecture.md, "Code conventions"): one short unix-socket exchange with a
+// hard deadline, so slurmd's launch thread waits at most kDeadline; any failure is logged and the
+// job launches anyway (the proxy then runs it unmanaged and says why in the job's output). Every
+// other hook of the task plugin API is a no-op: SLURM requires them all to be present.
 //
 // Unlike the SPANK, job_submit and cli_filter plugins this one needs SLURM's internal headers
 // (batch_job_launch_msg_t) and a configured source tree's config.h: scripts/setup.sh fetches
@@ -56,11 +56,14 @@ const char* EnvValue(char** env, uint32_t count, const char* name) {
   return nullptr;
 }
 
-bool IsTrue(const char* v) { return v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0); }
+bool IsTrue(const char* v) {
+  return v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0);
+}
 
 // Milliseconds left until `deadline`, at least 0.
 int MsLeft(std::chrono::steady_clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
   return left.count() > 0 ? static_cast<int>(left.count()) : 0;
 }
 
@@ -74,15 +77,20 @@ std::string Exchange(const std::string& socket_path, const std::string& request)
   std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) return std::string("socket: ") + std::strerror(errno);
-  struct Closer { int fd; ~Closer() { ::close(fd); } } closer{fd};
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
     return "cannot reach the node daemon at " + socket_path + ": " + std::strerror(errno);
   size_t sent = 0;
   while (sent < request.size()) {
     pollfd p{fd, POLLOUT, 0};
-    if (::poll(&p, 1, MsLeft(deadline)) <= 0) return "the node daemon did not take the request in time";
+    if (::poll(&p, 1, MsLeft(deadline)) <= 0)
+      return "the node daemon did not take the request in time";
     ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno != EAGAIN && errno != EINTR) return std::string("send: ") + std::strerror(errno);
+    if (n < 0 && errno != EAGAIN && errno != EINTR)
+      return std::string("send: ") + std::strerror(errno);
     if (n > 0) sent += static_cast<size_t>(n);
   }
   std::string reply;
@@ -92,7 +100,8 @@ std::string Exchange(const std::string& socket_path, const std::string& request)
     char buf[512];
     ssize_t n = ::recv(fd, buf, sizeof buf, 0);
     if (n == 0) return "the node daemon closed the connection";
-    if (n < 0 && errno != EAGAIN && errno != EINTR) return std::string("recv: ") + std::strerror(errno);
+    if (n < 0 && errno != EAGAIN && errno != EINTR)
+      return std::string("recv: ") + std::strerror(errno);
     if (n > 0) reply.append(buf, static_cast<size_t>(n));
     if (reply.size() > 64 * 1024) return "the node daemon's answer is too long";
   }
@@ -108,12 +117,15 @@ int BatchRequest(batch_job_launch_msg_t* req) {
   std::string socket_path = env_socket && *env_socket ? env_socket : kDefaultSocket;
   // Only numbers go into the request: nothing from the job reaches it unescaped.
   std::string request = "{\"v\":1,\"op\":\"slurm_job_start\",\"job_id\":\"" +
-                        std::to_string(req->job_id) + "\",\"uid\":" + std::to_string(req->uid) + "}\n";
+                        std::to_string(req->job_id) + "\",\"uid\":" + std::to_string(req->uid) +
+                        "}\n";
   std::string error = Exchange(socket_path, request);
   if (error.empty())
-    slurm_info("%s: job %u of uid %u registered with the node daemon", kPrefix, req->job_id, req->uid);
+    slurm_info("%s: job %u of uid %u registered with the node daemon", kPrefix, req->job_id,
+               req->uid);
   else
-    slurm_error("%s: job %u: %s; the job runs without checkpointing", kPrefix, req->job_id, error.c_str());
+    slurm_error("%s: job %u: %s; the job runs without checkpointing", kPrefix, req->job_id,
+                error.c_str());
   return SLURM_SUCCESS;
 }
 
@@ -129,15 +141,26 @@ CEDANA_EXPORT int task_p_slurmd_batch_request(batch_job_launch_msg_t* req) noexc
   return cedana::plugins::HookGuard(kPrefix, "slurmd_batch_request", SLURM_SUCCESS,
                                     [&] { return BatchRequest(req); });
 }
-CEDANA_EXPORT int task_p_slurmd_launch_request(launch_tasks_request_msg_t*, uint32_t, char**) { return SLURM_SUCCESS; }
+CEDANA_EXPORT int task_p_slurmd_launch_request(launch_tasks_request_msg_t*, uint32_t, char**) {
+  return SLURM_SUCCESS;
+}
 CEDANA_EXPORT int task_p_slurmd_suspend_job(uint32_t) { return SLURM_SUCCESS; }
 CEDANA_EXPORT int task_p_slurmd_resume_job(uint32_t) { return SLURM_SUCCESS; }
 CEDANA_EXPORT int task_p_pre_setuid(void* /* stepd_step_rec_t */) { return SLURM_SUCCESS; }
 CEDANA_EXPORT int task_p_pre_launch(void* /* stepd_step_rec_t */) { return SLURM_SUCCESS; }
-CEDANA_EXPORT int task_p_pre_set_affinity(void* /* stepd_step_rec_t */, uint32_t) { return SLURM_SUCCESS; }
-CEDANA_EXPORT int task_p_set_affinity(void* /* stepd_step_rec_t */, uint32_t) { return SLURM_SUCCESS; }
-CEDANA_EXPORT int task_p_post_set_affinity(void* /* stepd_step_rec_t */, uint32_t) { return SLURM_SUCCESS; }
-CEDANA_EXPORT int task_p_post_term(void* /* stepd_step_rec_t */, void* /* stepd_step_task_info_t */) { return SLURM_SUCCESS; }
+CEDANA_EXPORT int task_p_pre_set_affinity(void* /* stepd_step_rec_t */, uint32_t) {
+  return SLURM_SUCCESS;
+}
+CEDANA_EXPORT int task_p_set_affinity(void* /* stepd_step_rec_t */, uint32_t) {
+  return SLURM_SUCCESS;
+}
+CEDANA_EXPORT int task_p_post_set_affinity(void* /* stepd_step_rec_t */, uint32_t) {
+  return SLURM_SUCCESS;
+}
+CEDANA_EXPORT int task_p_post_term(void* /* stepd_step_rec_t */,
+                                   void* /* stepd_step_task_info_t */) {
+  return SLURM_SUCCESS;
+}
 CEDANA_EXPORT int task_p_post_step(void* /* stepd_step_rec_t */) { return SLURM_SUCCESS; }
 CEDANA_EXPORT int task_p_add_pid(pid_t) { return SLURM_SUCCESS; }
 }

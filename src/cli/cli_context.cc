@@ -42,13 +42,16 @@ std::optional<protocol::Message> CliContext::Call(const protocol::DaemonRequest&
     uint64_t done = p.value("done", uint64_t{0}), total = p.value("total", uint64_t{0});
     std::string line = fmt::format("{:<10} {:6.1f}s", p.value("phase", ""), secs);
     if (total > 0)
-      line += fmt::format("  {:3.0f}%  {} / {}", 100.0 * done / total, HumanBytes(done), HumanBytes(total));
+      line += fmt::format("  {:3.0f}%  {} / {}", 100.0 * done / total, HumanBytes(done),
+                          HumanBytes(total));
     else if (done > 0)
-      line += fmt::format("  {}", HumanBytes(done));  // a streaming dump: no total until CRIU is done
+      line +=
+          fmt::format("  {}", HumanBytes(done));  // a streaming dump: no total until CRIU is done
     std::fprintf(stderr, "\r\033[K%s", line.c_str());
     drew = true;
   };
-  Result<protocol::Message> r = protocol::CallDaemon(cfg->socket_path, protocol::EncodeDaemonRequest(request), on_progress);
+  Result<protocol::Message> r =
+      protocol::CallDaemon(cfg->socket_path, protocol::EncodeDaemonRequest(request), on_progress);
   if (drew) std::fprintf(stderr, "\r\033[K");
   if (!r.has_value()) {
     Fail(r.error());
@@ -100,8 +103,8 @@ int FollowWorkload(CliContext& ctx, const std::string& id, const std::string& pa
   if (cfg == nullptr) return ctx.exit_code();
   for (;;) {
     drain();
-    auto r = protocol::CallDaemon(
-        cfg->socket_path, protocol::EncodeDaemonRequest(RequestOf(protocol::DaemonOp::kInspect, id)));
+    auto r = protocol::CallDaemon(cfg->socket_path, protocol::EncodeDaemonRequest(RequestOf(
+                                                        protocol::DaemonOp::kInspect, id)));
     if (!r.has_value()) {
       ctx.Fail(r.error());
       return 1;

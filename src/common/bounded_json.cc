@@ -17,7 +17,8 @@ Result<nlohmann::json> ParseBoundedJson(std::string_view text, int max_depth) {
     return !too_deep;
   };
   json value = json::parse(text, limit_depth, /*allow_exceptions=*/false);
-  if (too_deep) return InvalidArgumentError(fmt::format("JSON nested deeper than {} levels", max_depth));
+  if (too_deep)
+    return InvalidArgumentError(fmt::format("JSON nested deeper than {} levels", max_depth));
   if (value.is_discarded()) return InvalidArgumentError("not valid JSON");
   return value;
 }

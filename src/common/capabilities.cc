@@ -50,8 +50,8 @@ Result<uint64_t> FileCapabilities(const std::string& path) {
   if ((revision == VFS_CAP_REVISION_2 || revision == VFS_CAP_REVISION_3) &&
       n >= static_cast<ssize_t>(XATTR_CAPS_SZ_2))
     return uint64_t{data.data[0].permitted} | (uint64_t{data.data[1].permitted} << 32);
-  return FailedPreconditionError(
-      fmt::format("{} has file capabilities of an unknown format (revision {:#x})", path, revision));
+  return FailedPreconditionError(fmt::format(
+      "{} has file capabilities of an unknown format (revision {:#x})", path, revision));
 }
 
 Status SetFileCapabilities(const std::string& path, uint64_t mask) {

@@ -7,7 +7,8 @@
 namespace cedana {
 
 Status ValidateCheckpointReason(std::string_view reason) {
-  if (std::find(kCheckpointReasons.begin(), kCheckpointReasons.end(), reason) != kCheckpointReasons.end())
+  if (std::find(kCheckpointReasons.begin(), kCheckpointReasons.end(), reason) !=
+      kCheckpointReasons.end())
     return OkStatus();
   return InvalidArgumentError(fmt::format("unknown checkpoint reason \"{}\" (valid: {})", reason,
                                           fmt::join(kCheckpointReasons, ", ")));

@@ -20,7 +20,8 @@ namespace cedana {
 // manual       `cedana dump`, "checkpoint now" in the UI or the API
 // termination  SIGTERM for any other reason (a node shutting down)
 inline constexpr std::array<std::string_view, 8> kCheckpointReasons = {
-    "preemption", "scancel", "requeue", "time_limit", "policy", "maintenance", "manual", "termination"};
+    "preemption", "scancel",     "requeue", "time_limit",
+    "policy",     "maintenance", "manual",  "termination"};
 
 // kInvalidArgument naming the reasons when `reason` is none of them.
 Status ValidateCheckpointReason(std::string_view reason);

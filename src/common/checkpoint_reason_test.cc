@@ -12,9 +12,10 @@ TEST(CheckpointReasonTest, EveryListedReasonIsValid) {
 TEST(CheckpointReasonTest, AnUnknownReasonNamesTheValidOnes) {
   Status s = ValidateCheckpointReason("because");
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
-  EXPECT_EQ(s.message(),
-            "unknown checkpoint reason \"because\" (valid: preemption, scancel, requeue, time_limit, "
-            "policy, maintenance, manual, termination)");
+  EXPECT_EQ(
+      s.message(),
+      "unknown checkpoint reason \"because\" (valid: preemption, scancel, requeue, time_limit, "
+      "policy, maintenance, manual, termination)");
   EXPECT_FALSE(ValidateCheckpointReason("").ok());
 }
 

@@ -28,8 +28,8 @@ struct KeySpec {
 };
 
 Status BadValue(const std::string& key, const std::string& value, const std::string& valid) {
-  return InvalidArgumentError(fmt::format("config key {}: invalid value \"{}\" (valid: {})", key,
-                                          value, valid));
+  return InvalidArgumentError(
+      fmt::format("config key {}: invalid value \"{}\" (valid: {})", key, value, valid));
 }
 
 KeySpec StringKey(std::string key, std::string env, std::string Config::*field, std::string valid,
@@ -100,8 +100,8 @@ bool IsHostPort(const std::string& v) {
   return v.size() - colon - 1 <= 5;
 }
 bool IsDatabaseUrl(const std::string& v) {
-  return v == "sqlite::memory:" || v.rfind("sqlite:///", 0) == 0 || v.rfind("postgresql://", 0) == 0 ||
-         v.rfind("postgres://", 0) == 0;
+  return v == "sqlite::memory:" || v.rfind("sqlite:///", 0) == 0 ||
+         v.rfind("postgresql://", 0) == 0 || v.rfind("postgres://", 0) == 0;
 }
 bool IsAbsolute(const std::string& v) { return !v.empty() && v[0] == '/'; }
 bool IsAbsoluteOrEmpty(const std::string& v) { return v.empty() || v[0] == '/'; }
@@ -120,7 +120,8 @@ const std::vector<KeySpec>& Specs() {
     s.back().secret = true;
     s.push_back(StringKey("checkpoint.dir", "CEDANA_CHECKPOINT_DIR", &Config::checkpoint_dir,
                           "an absolute path or s3://bucket[/prefix]",
-                          "Where checkpoints are stored (local dir, NFS, or S3).", IsCheckpointDir));
+                          "Where checkpoints are stored (local dir, NFS, or S3).",
+                          IsCheckpointDir));
     s.push_back(IntKey("checkpoint.streams", "CEDANA_CHECKPOINT_STREAMS",
                        &Config::checkpoint_streams, 1, kMaxCheckpointStreams,
                        "Streams per checkpoint, packed and compressed in parallel."));
@@ -128,7 +129,8 @@ const std::vector<KeySpec>& Specs() {
                         &Config::checkpoint_compression, {"none", "gzip", "lz4", "zstd"},
                         "Codec of each stream; gzip streams are readable by `gzip -d`."));
     s.push_back(IntKey("checkpoint.keep", "CEDANA_CHECKPOINT_KEEP", &Config::checkpoint_keep, 0,
-                       1000000, "Newest checkpoints kept per label; older ones are deleted. 0 keeps all."));
+                       1000000,
+                       "Newest checkpoints kept per label; older ones are deleted. 0 keeps all."));
     s.push_back(BoolKey("checkpoint.streaming", "CEDANA_CHECKPOINT_STREAMING",
                         &Config::checkpoint_streaming,
                         "Stream CRIU's images into the checkpoint as CRIU writes them, without "
@@ -144,15 +146,14 @@ const std::vector<KeySpec>& Specs() {
                         {"refuse", "established", "close"},
                         "TCP connections to peers outside the job: refuse the checkpoint, restore "
                         "them established, or restore them closed."));
-    s.push_back(StringKey("checkpoint.work_dir", "CEDANA_CHECKPOINT_WORK_DIR", &Config::work_dir,
-                          "an absolute path",
-                          "Local scratch dir for CRIU images dirs while packing/unpacking.",
-                          IsAbsolute));
+    s.push_back(StringKey(
+        "checkpoint.work_dir", "CEDANA_CHECKPOINT_WORK_DIR", &Config::work_dir, "an absolute path",
+        "Local scratch dir for CRIU images dirs while packing/unpacking.", IsAbsolute));
     s.push_back(StringKey("daemon.socket", "CEDANA_DAEMON_SOCKET", &Config::socket_path,
                           "an absolute path", "Unix socket of the node daemon.", IsAbsolute));
-    s.push_back(StringKey("daemon.state_dir", "CEDANA_DAEMON_STATE_DIR", &Config::state_dir,
-                          "an absolute path",
-                          "Workload records and their logs; survives daemon restarts.", IsAbsolute));
+    s.push_back(StringKey(
+        "daemon.state_dir", "CEDANA_DAEMON_STATE_DIR", &Config::state_dir, "an absolute path",
+        "Workload records and their logs; survives daemon restarts.", IsAbsolute));
     s.push_back(StringKey("daemon.log_file", "CEDANA_DAEMON_LOG_FILE", &Config::log_file,
                           "empty or an absolute path", "Daemon log file (also logged to stderr).",
                           IsAbsoluteOrEmpty));
@@ -162,10 +163,10 @@ const std::vector<KeySpec>& Specs() {
                           &Config::cluster_key_file, "an absolute path",
                           "Root-only key that signs checkpoint manifests (created if missing).",
                           IsAbsolute));
-    s.push_back(StringKey("criu.binary", "CEDANA_CRIU_BINARY", &Config::criu_binary,
-                          "empty or an absolute path",
-                          "CRIU binary; empty searches PATH, /usr/local/bin, /opt/cedana/criu/sbin.",
-                          IsAbsoluteOrEmpty));
+    s.push_back(StringKey(
+        "criu.binary", "CEDANA_CRIU_BINARY", &Config::criu_binary, "empty or an absolute path",
+        "CRIU binary; empty searches PATH, /usr/local/bin, /opt/cedana/criu/sbin.",
+        IsAbsoluteOrEmpty));
     s.push_back(IntKey("criu.timeout_seconds", "CEDANA_CRIU_TIMEOUT_SECONDS",
                        &Config::criu_timeout_seconds, 1, 86400,
                        "Deadline of one CRIU dump or restore; past it CRIU is killed and the "
@@ -174,12 +175,14 @@ const std::vector<KeySpec>& Specs() {
                         &Config::criu_no_breakpoints, {"auto", "on", "off"},
                         "CRIU's no-hardware-breakpoint fallback: auto probes at daemon start."));
     s.push_back(StringKey("daemon.node_name", "CEDANA_NODE_NAME", &Config::node_name,
-                          "empty or a node name", "This node's name towards the controller; empty means the host name."));
-    s.push_back(StringKey("controller.listen", "CEDANA_CONTROLLER_LISTEN", &Config::controller_listen,
-                          "host:port", "Address of the controller's HTTP server (API, web UI, installer).",
-                          IsHostPort));
-    s.push_back(StringKey("controller.web_dir", "CEDANA_CONTROLLER_WEB_DIR", &Config::controller_web_dir,
-                          "an absolute path", "Files of the web UI the controller serves.", IsAbsolute));
+                          "empty or a node name",
+                          "This node's name towards the controller; empty means the host name."));
+    s.push_back(StringKey(
+        "controller.listen", "CEDANA_CONTROLLER_LISTEN", &Config::controller_listen, "host:port",
+        "Address of the controller's HTTP server (API, web UI, installer).", IsHostPort));
+    s.push_back(StringKey("controller.web_dir", "CEDANA_CONTROLLER_WEB_DIR",
+                          &Config::controller_web_dir, "an absolute path",
+                          "Files of the web UI the controller serves.", IsAbsolute));
     s.push_back(StringKey("controller.bundle_dir", "CEDANA_CONTROLLER_BUNDLE_DIR",
                           &Config::controller_bundle_dir, "an absolute path",
                           "Node bundles (<version>.tar.gz) the installer hands out.", IsAbsolute));
@@ -187,10 +190,11 @@ const std::vector<KeySpec>& Specs() {
                        &Config::maintenance_lead_seconds, 5, 3600,
                        "Seconds before a MAINT reservation starts that its nodes' enabled jobs are "
                        "checkpointed and requeued."));
-    s.push_back(StringKey("db.url", "CEDANA_DB_URL", &Config::db_url,
-                          "sqlite:///path, sqlite::memory: or postgresql://user:password@host:port/db",
-                          "The controller's catalog database: SQLite by default, PostgreSQL for large sites.",
-                          IsDatabaseUrl));
+    s.push_back(StringKey(
+        "db.url", "CEDANA_DB_URL", &Config::db_url,
+        "sqlite:///path, sqlite::memory: or postgresql://user:password@host:port/db",
+        "The controller's catalog database: SQLite by default, PostgreSQL for large sites.",
+        IsDatabaseUrl));
     s.back().secret = true;  // a PostgreSQL URI may carry a password
     s.push_back(StringKey("s3.access_key_id", "AWS_ACCESS_KEY_ID", &Config::s3_access_key_id,
                           "any string", "Access key id for s3:// checkpoint dirs."));
@@ -214,18 +218,20 @@ const std::vector<KeySpec>& Specs() {
                         {"auto", "path", "virtual"},
                         "Bucket in the host name (virtual) or in the path; auto: virtual for AWS, "
                         "path for other endpoints."));
-    s.push_back(IntKey("s3.part_size_mib", "CEDANA_S3_PART_SIZE_MIB", &Config::s3_part_size_mib,
-                       5, 1024, "Multipart upload part size and download range size, in MiB."));
+    s.push_back(IntKey("s3.part_size_mib", "CEDANA_S3_PART_SIZE_MIB", &Config::s3_part_size_mib, 5,
+                       1024, "Multipart upload part size and download range size, in MiB."));
     s.push_back(IntKey("s3.max_attempts", "AWS_MAX_ATTEMPTS", &Config::s3_max_attempts, 1, 20,
                        "Attempts per S3 request on 5xx and network errors, with backoff."));
     s.push_back(BoolKey("slurm.unprivileged", "CEDANA_SLURM_UNPRIVILEGED",
                         &Config::slurm_unprivileged,
                         "Dump and restore SLURM jobs as the job's user instead of root."));
-    s.push_back(BoolKey("slurm.requeue_on_timeout", "CEDANA_SLURM_REQUEUE_ON_TIMEOUT",
-                        &Config::slurm_requeue_on_timeout,
-                        "Requeue jobs that set CEDANA_REQUEUE_ON_TIMEOUT=1 after their time-limit checkpoint."));
-    s.push_back(IntKey("slurm.max_restarts", "CEDANA_SLURM_MAX_RESTARTS", &Config::slurm_max_restarts, 0,
-                       1000, "Time-limit requeues of one job at most."));
+    s.push_back(BoolKey(
+        "slurm.requeue_on_timeout", "CEDANA_SLURM_REQUEUE_ON_TIMEOUT",
+        &Config::slurm_requeue_on_timeout,
+        "Requeue jobs that set CEDANA_REQUEUE_ON_TIMEOUT=1 after their time-limit checkpoint."));
+    s.push_back(IntKey("slurm.max_restarts", "CEDANA_SLURM_MAX_RESTARTS",
+                       &Config::slurm_max_restarts, 0, 1000,
+                       "Time-limit requeues of one job at most."));
     s.push_back(IntKey("slurm.timeout_margin_seconds", "CEDANA_SLURM_TIMEOUT_MARGIN_SECONDS",
                        &Config::slurm_timeout_margin_seconds, 5, 3600,
                        "The time-limit checkpoint starts this long plus the last checkpoint's "
@@ -262,7 +268,8 @@ Status FlattenJson(const nlohmann::json& j, const std::string& prefix,
     } else if (v.is_number_integer()) {
       (*out)[key] = std::to_string(v.get<long>());
     } else {
-      return InvalidArgumentError(fmt::format("config key {}: expected a string, number or bool", key));
+      return InvalidArgumentError(
+          fmt::format("config key {}: expected a string, number or bool", key));
     }
   }
   return OkStatus();
@@ -304,11 +311,12 @@ Result<LoadedConfig> BuildConfig(const std::string_view* file_text, const std::s
   LoadedConfig loaded;
   std::map<std::string, std::string> origin_of;
 
-  auto apply = [&](const std::string& key, const std::string& value, const std::string& from) -> Status {
+  auto apply = [&](const std::string& key, const std::string& value,
+                   const std::string& from) -> Status {
     const KeySpec* spec = FindSpec(key);
     if (spec == nullptr)
-      return InvalidArgumentError(fmt::format("unknown config key \"{}\" in {} (valid keys: {})",
-                                              key, from, ValidKeys()));
+      return InvalidArgumentError(
+          fmt::format("unknown config key \"{}\" in {} (valid keys: {})", key, from, ValidKeys()));
     CEDANA_RETURN_IF_ERROR(spec->set(loaded.config, value)) << "from " << from;
     origin_of[key] = from;
     return OkStatus();
@@ -318,7 +326,8 @@ Result<LoadedConfig> BuildConfig(const std::string_view* file_text, const std::s
     Result<nlohmann::json> parsed = ParseBoundedJson(*file_text);
     if (!parsed.has_value()) return std::move(parsed).error().WithContext("config file " + origin);
     const nlohmann::json& j = *parsed;
-    if (!j.is_object()) return InvalidArgumentError("config file " + origin + " is not a JSON object");
+    if (!j.is_object())
+      return InvalidArgumentError("config file " + origin + " is not a JSON object");
     std::map<std::string, std::string> flat;
     CEDANA_RETURN_IF_ERROR(FlattenJson(j, "", &flat)) << "config file " << origin;
     for (const auto& [k, v] : flat) CEDANA_RETURN_IF_ERROR(apply(k, v, "file " + origin));
@@ -357,16 +366,19 @@ Result<LoadedConfig> LoadConfig(const std::string& path,
                                 const std::map<std::string, std::string>& env,
                                 const std::map<std::string, std::string>& overrides,
                                 bool require_file) {
-  Result<std::string> file = fs::Exists(path) ? fs::ReadFile(path) : Result<std::string>(NotFoundError(path));
+  Result<std::string> file =
+      fs::Exists(path) ? fs::ReadFile(path) : Result<std::string>(NotFoundError(path));
   // The file holds secrets and is root's (0600); a non-root client (the CLI, the job proxy)
   // needs none of them and runs on defaults and its environment.
-  bool unreadable = !file.has_value() && file.error().code() == Code::kPermissionDenied && ::geteuid() != 0;
+  bool unreadable =
+      !file.has_value() && file.error().code() == Code::kPermissionDenied && ::geteuid() != 0;
   if (fs::Exists(path) && !unreadable) {
     CEDANA_ASSIGN_OR_RETURN(std::string text, std::move(file));
     return LoadConfigText(text, path, env, overrides);
   }
   if (require_file)
-    return NotFoundError("config file " + path + " does not exist (create it with `cedana version --init-config`)");
+    return NotFoundError("config file " + path +
+                         " does not exist (create it with `cedana version --init-config`)");
   return BuildConfig(nullptr, path, env, overrides);
 }
 

@@ -1,5 +1,5 @@
-// Config: the node's configuration (/etc/cedana/config.json, docs/configuration.md). Every key has an
-// environment override; precedence is defaults < file < environment < command line. Parsed,
+// Config: the node's configuration (/etc/cedana/config.json, docs/configuration.md). Every key has
+// an environment override; precedence is defaults < file < environment < command line. Parsed,
 // validated, then frozen: the Config value is immutable once loaded and passed down explicitly.
 // Every key is listed in docs/configuration.md (a test checks that they agree).
 #pragma once
@@ -81,7 +81,7 @@ struct Config {
   std::string s3_secret_access_key;
   std::string s3_session_token;
   std::string s3_region = "us-east-1";
-  std::string s3_endpoint_url;        // "" = AWS S3 of s3_region
+  std::string s3_endpoint_url;         // "" = AWS S3 of s3_region
   std::string s3_addressing = "auto";  // auto|path|virtual
   int s3_part_size_mib = 16;
   int s3_max_attempts = 5;
@@ -126,7 +126,8 @@ const std::vector<ConfigKeyInfo>& ConfigKeys();
 // Builds the config from defaults, the JSON file at `path` (missing is fine unless
 // `require_file`), the environment `env`, then `overrides` (key -> value, from flags).
 // Errors: kInvalidArgument naming the key (or env var) and the valid values.
-Result<LoadedConfig> LoadConfig(const std::string& path, const std::map<std::string, std::string>& env,
+Result<LoadedConfig> LoadConfig(const std::string& path,
+                                const std::map<std::string, std::string>& env,
                                 const std::map<std::string, std::string>& overrides = {},
                                 bool require_file = false);
 // LoadConfig with the file's text given instead of read: `text` is the JSON file's content and

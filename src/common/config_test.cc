@@ -26,7 +26,8 @@ TEST(ConfigTest, DefaultsWhenNoFile) {
 }
 
 TEST(ConfigTest, PrecedenceFileEnvFlag) {
-  std::string path = WriteTemp(R"({"checkpoint": {"streams": 2, "compression": "gzip", "dir": "/a"}})");
+  std::string path =
+      WriteTemp(R"({"checkpoint": {"streams": 2, "compression": "gzip", "dir": "/a"}})");
   auto c = LoadConfig(path, {{"CEDANA_CHECKPOINT_STREAMS", "4"}}, {{"checkpoint.dir", "/b"}});
   ASSERT_TRUE(c.has_value()) << c.error().ToString();
   EXPECT_EQ(c->config.checkpoint_streams, 4);
@@ -44,12 +45,15 @@ TEST(ConfigTest, BadValuesNameKeyAndValidValues) {
     std::map<std::string, std::string> env;
     std::string expect;  // substring of the message
   } cases[] = {
-      {{{"CEDANA_CHECKPOINT_COMPRESSION", "bzip2"}}, "checkpoint.compression: invalid value \"bzip2\" (valid: none, gzip, lz4, zstd)"},
-      {{{"CEDANA_CHECKPOINT_STREAMS", "0"}}, "checkpoint.streams: invalid value \"0\" (valid: an integer from 1 to 64)"},
+      {{{"CEDANA_CHECKPOINT_COMPRESSION", "bzip2"}},
+       "checkpoint.compression: invalid value \"bzip2\" (valid: none, gzip, lz4, zstd)"},
+      {{{"CEDANA_CHECKPOINT_STREAMS", "0"}},
+       "checkpoint.streams: invalid value \"0\" (valid: an integer from 1 to 64)"},
       {{{"CEDANA_CHECKPOINT_STREAMS", "1000"}}, "an integer from 1 to 64"},
       {{{"CEDANA_CHECKPOINT_STREAMS", "4x"}}, "invalid value \"4x\""},
       {{{"CEDANA_CHECKPOINT_DIR", "relative/dir"}}, "an absolute path or s3://bucket[/prefix]"},
-      {{{"CEDANA_SLURM_UNPRIVILEGED", "yes"}}, "slurm.unprivileged: invalid value \"yes\" (valid: 0, 1, true, false)"},
+      {{{"CEDANA_SLURM_UNPRIVILEGED", "yes"}},
+       "slurm.unprivileged: invalid value \"yes\" (valid: 0, 1, true, false)"},
       {{{"CEDANA_URL", "ftp://x"}}, "connection.url"},
   };
   for (const auto& c : cases) {
@@ -100,14 +104,16 @@ TEST(ConfigTest, AwsVariablesAndTheirFallbacks) {
   EXPECT_EQ(by_key["s3.region"].origin, "env AWS_DEFAULT_REGION");
   EXPECT_EQ(by_key["s3.secret_access_key"].value.find("sekrit"), std::string::npos);
 
-  c = LoadConfig("/nonexistent", {{"AWS_DEFAULT_REGION", "eu-west-1"}, {"AWS_REGION", "ap-south-1"}});
+  c = LoadConfig("/nonexistent",
+                 {{"AWS_DEFAULT_REGION", "eu-west-1"}, {"AWS_REGION", "ap-south-1"}});
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(c->config.s3_region, "ap-south-1");
   EXPECT_EQ(c->config.s3_endpoint_url, "");
 }
 
 TEST(ConfigTest, JsonRoundTrip) {
-  auto c = LoadConfig("/nonexistent", {{"CEDANA_CHECKPOINT_STREAMS", "3"}, {"CEDANA_SLURM_UNPRIVILEGED", "1"}});
+  auto c = LoadConfig("/nonexistent",
+                      {{"CEDANA_CHECKPOINT_STREAMS", "3"}, {"CEDANA_SLURM_UNPRIVILEGED", "1"}});
   ASSERT_TRUE(c.has_value());
   auto again = LoadConfig(WriteTemp(ConfigToJson(c->config)), {});
   ASSERT_TRUE(again.has_value()) << again.error().ToString();
@@ -121,7 +127,8 @@ TEST(ConfigTest, DocumentationListsEveryKey) {
   ASSERT_TRUE(doc.has_value()) << doc.error().ToString();
   std::set<std::string> documented;
   // | `key` | `ENV`[, `ALIAS`...] |
-  std::regex row(R"(\|\s*`([a-z0-9_]+\.[a-z0-9_]+)`\s*\|\s*(`[A-Z0-9_]+`(,\s*`[A-Z0-9_]+`)*)\s*\|)");
+  std::regex row(
+      R"(\|\s*`([a-z0-9_]+\.[a-z0-9_]+)`\s*\|\s*(`[A-Z0-9_]+`(,\s*`[A-Z0-9_]+`)*)\s*\|)");
   for (std::sregex_iterator it(doc->begin(), doc->end(), row), end; it != end; ++it) {
     documented.insert((*it)[1].str() + " " + (*it)[2].str());
   }

@@ -4,8 +4,8 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -82,12 +82,11 @@ Status MakeDirs(const std::string& path, mode_t mode) {
     if (p == p.parent_path()) break;
   }
   for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
-    if (::mkdir(it->c_str(), mode) == 0)
-      ::chmod(it->c_str(), mode);  // not narrowed by the umask
-    else if (errno != EEXIST)
-      return ErrnoStatus(errno, "creating directory " + it->string());
+    if (::mkdir(it->c_str(), mode) == 0) ::chmod(it->c_str(), mode);  // not narrowed by the umask
+    else if (errno != EEXIST) return ErrnoStatus(errno, "creating directory " + it->string());
   }
-  if (!std::filesystem::is_directory(path, ec)) return FailedPreconditionError(path + " is not a directory");
+  if (!std::filesystem::is_directory(path, ec))
+    return FailedPreconditionError(path + " is not a directory");
   return OkStatus();
 }
 

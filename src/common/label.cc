@@ -10,7 +10,8 @@ Status ValidateLabel(const std::string& label) {
   auto bad = [&] {
     return InvalidArgumentError(fmt::format(
         "invalid label \"{}\": a label is 1 to 128 letters, digits, '.', '_' or '-', and does "
-        "not start with '.' or '-'", label));
+        "not start with '.' or '-'",
+        label));
   };
   if (label.empty() || label.size() > 128 || label[0] == '.' || label[0] == '-') return bad();
   for (char c : label)

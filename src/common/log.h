@@ -1,5 +1,5 @@
-// The one logging facade (docs/architecture.md, "Code conventions"). Shared code logs through it whichever process it is
-// loaded into; the process picks the sink at start-up. Thread-safe.
+// The one logging facade (docs/architecture.md, "Code conventions"). Shared code logs through it
+// whichever process it is loaded into; the process picks the sink at start-up. Thread-safe.
 #pragma once
 
 #include <fmt/format.h>

@@ -50,13 +50,25 @@ Status InternalError(std::string m) { return {Code::kInternal, std::move(m)}; }
 Status ErrnoStatus(int err, std::string message) {
   Code code = Code::kInternal;
   switch (err) {
-    case ENOENT: case ESRCH: code = Code::kNotFound; break;
-    case EACCES: case EPERM: case EROFS: code = Code::kPermissionDenied; break;
+    case ENOENT:
+    case ESRCH: code = Code::kNotFound; break;
+    case EACCES:
+    case EPERM:
+    case EROFS: code = Code::kPermissionDenied; break;
     case EEXIST: code = Code::kAlreadyExists; break;
-    case EAGAIN: case EINTR: case ECONNREFUSED: case EPIPE: case ECONNRESET:
-      code = Code::kUnavailable; break;
-    case EINVAL: case ENAMETOOLONG: case ENOTDIR: case EISDIR: code = Code::kInvalidArgument; break;
-    case ENOSPC: case EDQUOT: case EBUSY: case ENOTEMPTY: code = Code::kFailedPrecondition; break;
+    case EAGAIN:
+    case EINTR:
+    case ECONNREFUSED:
+    case EPIPE:
+    case ECONNRESET: code = Code::kUnavailable; break;
+    case EINVAL:
+    case ENAMETOOLONG:
+    case ENOTDIR:
+    case EISDIR: code = Code::kInvalidArgument; break;
+    case ENOSPC:
+    case EDQUOT:
+    case EBUSY:
+    case ENOTEMPTY: code = Code::kFailedPrecondition; break;
     case ETIMEDOUT: code = Code::kDeadlineExceeded; break;
     default: break;
   }

@@ -1,6 +1,7 @@
-// Status: the outcome of an operation that can fail, as a value (docs/architecture.md, "Code conventions").
-// A Status is a code from a small closed set, a message that grows context as it propagates
-// up ("dumping workload w-1: criu: ..."), and an optional errno. Thread-compatible value type.
+// Status: the outcome of an operation that can fail, as a value (docs/architecture.md, "Code
+// conventions"). A Status is a code from a small closed set, a message that grows context as it
+// propagates up ("dumping workload w-1: criu: ..."), and an optional errno. Thread-compatible value
+// type.
 #pragma once
 
 #include <cerrno>
@@ -97,10 +98,10 @@ class StatusContextBuilder {
 // not ok; `<< "context"` may follow to prepend context. A loop that runs at most once rather
 // than an if/else: the macro has no else of its own, so `if (c) CEDANA_RETURN_IF_ERROR(x);
 // else ...` binds the else to the caller's if.
-#define CEDANA_RETURN_IF_ERROR(expr)                                                         \
+#define CEDANA_RETURN_IF_ERROR(expr)                                                            \
   for (::cedana::Status CEDANA_CONCAT_(status_, __LINE__) = ::cedana::internal::AsStatus(expr); \
-       !CEDANA_CONCAT_(status_, __LINE__).ok();)                                             \
-    return ::cedana::internal::StatusContextBuilder(std::move(CEDANA_CONCAT_(status_, __LINE__)))
+       !CEDANA_CONCAT_(status_, __LINE__).ok();)                                                \
+  return ::cedana::internal::StatusContextBuilder(std::move(CEDANA_CONCAT_(status_, __LINE__)))
 
 namespace cedana::internal {
 inline const Status& AsStatus(const Status& s) { return s; }

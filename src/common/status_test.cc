@@ -39,8 +39,8 @@ TEST(StatusTest, ErrnoMapping) {
   struct Case {
     int err;
     Code code;
-  } cases[] = {{ENOENT, Code::kNotFound},     {EACCES, Code::kPermissionDenied},
-               {EEXIST, Code::kAlreadyExists}, {ENOSPC, Code::kFailedPrecondition},
+  } cases[] = {{ENOENT, Code::kNotFound},          {EACCES, Code::kPermissionDenied},
+               {EEXIST, Code::kAlreadyExists},     {ENOSPC, Code::kFailedPrecondition},
                {ECONNREFUSED, Code::kUnavailable}, {EIO, Code::kInternal}};
   for (const auto& c : cases) {
     Status s = ErrnoStatus(c.err, "op");

@@ -51,11 +51,11 @@ struct Plan {
   std::string program;
   std::vector<std::string> args, env;
   std::vector<char*> argv, envp, shell_argv;
-  std::vector<int> moved;         // where each fds[i].second is copied first, above every fd named
-  std::vector<bool> is_target;    // indexed by child fd, 0..max_target
-  int high = 3;                   // the first fd above every fd named
+  std::vector<int> moved;       // where each fds[i].second is copied first, above every fd named
+  std::vector<bool> is_target;  // indexed by child fd, 0..max_target
+  int high = 3;                 // the first fd above every fd named
   int devnull = -1;
-  int report = -1;                // write end of the report pipe
+  int report = -1;  // write end of the report pipe
 };
 
 std::vector<char*> Pointers(std::vector<std::string>& strings) {
@@ -72,7 +72,8 @@ std::vector<std::string> Environment(const Command& c) {
     for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
   for (const std::string& kv : c.extra_env) {
     std::string key = kv.substr(0, kv.find('=') + 1);
-    auto same = std::find_if(env.begin(), env.end(), [&](const std::string& e) { return e.starts_with(key); });
+    auto same = std::find_if(env.begin(), env.end(),
+                             [&](const std::string& e) { return e.starts_with(key); });
     if (same != env.end()) *same = kv;
     else env.push_back(kv);
   }
@@ -153,24 +154,31 @@ Status FailureOf(const Command& c, const std::string& program, const ChildReport
   switch (r.step) {
     case ChildStep::kFork: return ErrnoStatus(r.err, "forking " + program + " off to run detached");
     case ChildStep::kSession: return ErrnoStatus(r.err, "starting a session for " + program);
-    case ChildStep::kFds: return ErrnoStatus(r.err, "setting up the file descriptors of " + program);
+    case ChildStep::kFds:
+      return ErrnoStatus(r.err, "setting up the file descriptors of " + program);
     case ChildStep::kGroups:
       return ErrnoStatus(r.err, fmt::format("setting the {} supplementary groups of {}",
                                             c.identity->groups.size(), program));
-    case ChildStep::kGid: return ErrnoStatus(r.err, fmt::format("switching {} to gid {}", program, c.identity->gid));
-    case ChildStep::kUid: return ErrnoStatus(r.err, fmt::format("switching {} to uid {}", program, c.identity->uid));
-    case ChildStep::kCwd: return ErrnoStatus(r.err, fmt::format("changing {}'s directory to {}", program, c.cwd));
+    case ChildStep::kGid:
+      return ErrnoStatus(r.err, fmt::format("switching {} to gid {}", program, c.identity->gid));
+    case ChildStep::kUid:
+      return ErrnoStatus(r.err, fmt::format("switching {} to uid {}", program, c.identity->uid));
+    case ChildStep::kCwd:
+      return ErrnoStatus(r.err, fmt::format("changing {}'s directory to {}", program, c.cwd));
     case ChildStep::kExec: return ErrnoStatus(r.err, "executing " + program);
     case ChildStep::kPid: break;
   }
-  return InternalError(fmt::format("starting {}: unknown report {}", program, static_cast<int>(r.step)));
+  return InternalError(
+      fmt::format("starting {}: unknown report {}", program, static_cast<int>(r.step)));
 }
 
 // Fills `plan` in place: its pointer arrays point into its own strings.
 Status Prepare(const Command& c, Plan& plan) {
-  if (c.argv.empty() || c.argv[0].empty()) return InvalidArgumentError("starting a program: empty command");
+  if (c.argv.empty() || c.argv[0].empty())
+    return InvalidArgumentError("starting a program: empty command");
   if (c.detached && c.namespaces != 0)
-    return InvalidArgumentError("starting " + c.argv[0] + ": a detached program cannot get namespaces");
+    return InvalidArgumentError("starting " + c.argv[0] +
+                                ": a detached program cannot get namespaces");
   plan.command = &c;
   plan.args = c.argv;
   plan.env = Environment(c);
@@ -184,7 +192,8 @@ Status Prepare(const Command& c, Plan& plan) {
   int max_target = 2;
   for (auto [target, source] : c.fds) {
     if (target < 0 || source < 0)
-      return InvalidArgumentError(fmt::format("starting {}: fd {} from {}", c.argv[0], target, source));
+      return InvalidArgumentError(
+          fmt::format("starting {}: fd {} from {}", c.argv[0], target, source));
     max_target = std::max(max_target, target);
     plan.high = std::max({plan.high, target + 1, source + 1});
   }
@@ -231,9 +240,10 @@ Result<pid_t> Start(const Command& command) {
   plan.report = report_w.get();
   plan.high = std::max({plan.high, plan.devnull + 1, plan.report + 1});
 
-  pid_t pid = command.namespaces == 0
-                  ? ::fork()
-                  : static_cast<pid_t>(::syscall(SYS_clone, command.namespaces | SIGCHLD, 0, 0, 0, 0));
+  pid_t pid =
+      command.namespaces == 0
+          ? ::fork()
+          : static_cast<pid_t>(::syscall(SYS_clone, command.namespaces | SIGCHLD, 0, 0, 0, 0));
   if (pid < 0) return ErrnoStatus(errno, "starting " + plan.program);
   if (pid == 0) RunChild(plan);
   report_w.Reset();
@@ -249,7 +259,8 @@ Result<pid_t> Start(const Command& command) {
     ssize_t n = ::read(report_r.get(), &r, sizeof r);
     if (n < 0 && errno == EINTR) continue;
     if (n == 0) return program_pid;  // exec'd: the pipe closed with it
-    if (n != sizeof r) return InternalError("starting " + plan.program + ": short report from the child");
+    if (n != sizeof r)
+      return InternalError("starting " + plan.program + ": short report from the child");
     if (r.step == ChildStep::kPid) {
       program_pid = r.pid;
       continue;

@@ -69,11 +69,14 @@ TEST_F(SubprocessTest, FindsTheProgramOnThePathOfTheChildsEnvironment) {
 }
 
 TEST_F(SubprocessTest, AProgramNotOnThePathIsNotFoundBeforeAnyFork) {
-  Result<pid_t> r = Start({.argv = {"cedana-no-such-program"}, .env = std::vector<std::string>{"PATH=/usr/bin:/bin"}});
+  Result<pid_t> r = Start(
+      {.argv = {"cedana-no-such-program"}, .env = std::vector<std::string>{"PATH=/usr/bin:/bin"}});
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().code(), Code::kNotFound);
-  EXPECT_NE(r.error().message().find("cedana-no-such-program: no such program on PATH (/usr/bin:/bin)"),
-            std::string::npos) << r.error().message();
+  EXPECT_NE(
+      r.error().message().find("cedana-no-such-program: no such program on PATH (/usr/bin:/bin)"),
+      std::string::npos)
+      << r.error().message();
 }
 
 TEST_F(SubprocessTest, AFailedExecIsAnErrorOfStartNamingTheProgram) {
@@ -88,7 +91,8 @@ TEST_F(SubprocessTest, AMissingDirectoryIsNamed) {
   Result<pid_t> r = Start({.argv = {"/bin/true"}, .cwd = dir_ + "/gone"});
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().code(), Code::kNotFound);
-  EXPECT_EQ(r.error().message(), "changing /bin/true's directory to " + dir_ + "/gone: No such file or directory");
+  EXPECT_EQ(r.error().message(),
+            "changing /bin/true's directory to " + dir_ + "/gone: No such file or directory");
 }
 
 TEST_F(SubprocessTest, RunsInTheDirectoryGiven) {
@@ -109,7 +113,8 @@ TEST_F(SubprocessTest, OnlyTheNamedFdsReachTheProgram) {
   UniqueFd high_stray(::fcntl(stray.get(), F_DUPFD, 20));
   std::string script = fmt::format(
       "echo to-nine >&9; for fd in {} {} {}; do test -e /proc/self/fd/$fd && echo open-$fd; done; "
-      "echo listed", stray.get(), high_stray.get(), wr.get());
+      "echo listed",
+      stray.get(), high_stray.get(), wr.get());
   std::string out = StdoutOf({.argv = {"/bin/sh", "-c", script}, .fds = {{9, wr.get()}}});
   wr.Reset();
   char buf[64] = {};
@@ -124,8 +129,9 @@ TEST_F(SubprocessTest, FdsThatSwapPlacesBothArrive) {
   ASSERT_EQ(::pipe2(b, O_CLOEXEC), 0);
   UniqueFd a_rd(a[0]), a_wr(a[1]), b_rd(b[0]), b_wr(b[1]);
   // Each write end goes to the other's number.
-  Command c{.argv = {"/bin/sh", "-c", fmt::format("echo A >&{}; echo B >&{}", b_wr.get(), a_wr.get())},
-            .fds = {{b_wr.get(), a_wr.get()}, {a_wr.get(), b_wr.get()}}};
+  Command c{
+      .argv = {"/bin/sh", "-c", fmt::format("echo A >&{}; echo B >&{}", b_wr.get(), a_wr.get())},
+      .fds = {{b_wr.get(), a_wr.get()}, {a_wr.get(), b_wr.get()}}};
   StdoutOf(c);
   a_wr.Reset();
   b_wr.Reset();
@@ -146,8 +152,8 @@ TEST_F(SubprocessTest, TheProgramGetsFreshSignalsWithTheIgnoredOnesIgnored) {
   ignore.sa_handler = SIG_IGN;
   struct sigaction old_usr1 {};
   ::sigaction(SIGUSR1, &ignore, &old_usr1);
-  std::string out = StdoutOf({.argv = {"grep", "^Sig\\(Blk\\|Ign\\)", "/proc/self/status"},
-                            .ignored_signals = {SIGINT}});
+  std::string out = StdoutOf(
+      {.argv = {"grep", "^Sig\\(Blk\\|Ign\\)", "/proc/self/status"}, .ignored_signals = {SIGINT}});
   ::sigaction(SIGUSR1, &old_usr1, nullptr);
   ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
   EXPECT_NE(out.find("SigBlk:\t0000000000000000"), std::string::npos) << out;
@@ -198,7 +204,9 @@ TEST_F(SubprocessTest, RunsAsTheIdentityGiven) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root";
   std::string out;
   ASSERT_TRUE(subprocess::Run({.argv = {"/bin/sh", "-c", "id -u; id -g; id -G"},
-                   .identity = Identity{65534, 65534, {65534}}}, Output::kStdout, &out).has_value());
+                               .identity = Identity{65534, 65534, {65534}}},
+                              Output::kStdout, &out)
+                  .has_value());
   EXPECT_EQ(out, "65534\n65534\n65534\n");
 }
 
@@ -216,9 +224,9 @@ TEST_F(SubprocessTest, AForkedFunctionsResultIsItsExitCode) {
 }
 
 TEST_F(SubprocessTest, FindProgramSkipsWhatCannotBeExecuted) {
-  std::filesystem::create_directories(dir_ + "/a/tool");       // a directory of that name
+  std::filesystem::create_directories(dir_ + "/a/tool");  // a directory of that name
   std::filesystem::create_directories(dir_ + "/b");
-  WriteFile("b/tool", "#!/bin/sh\n", 0644);                     // no execute bit
+  WriteFile("b/tool", "#!/bin/sh\n", 0644);  // no execute bit
   std::filesystem::create_directories(dir_ + "/c");
   std::string tool = WriteFile("c/tool", "#!/bin/sh\n", 0755);
   std::string path = dir_ + "/a::" + dir_ + "/b:" + dir_ + "/c";

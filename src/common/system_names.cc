@@ -10,7 +10,8 @@ std::string UserName(uid_t uid) {
   passwd pw{};
   passwd* found = nullptr;
   char buf[4096];
-  if (::getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found != nullptr) return found->pw_name;
+  if (::getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found != nullptr)
+    return found->pw_name;
   return "uid-" + std::to_string(uid);
 }
 

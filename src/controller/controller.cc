@@ -87,7 +87,8 @@ class Watcher {
       Report("policy", queued.error());
       Report("operations", catalog_.FailStaleOperations(kStaleOperationMs));
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, std::chrono::seconds(1), [this] { return poked_ || !finished_.empty() || g_stop; });
+      cv_.wait_for(lock, std::chrono::seconds(1),
+                   [this] { return poked_ || !finished_.empty() || g_stop; });
     }
   }
 
@@ -137,7 +138,8 @@ class Watcher {
     if (!of_label.has_value()) return;
     std::vector<std::string> doomed = PolicyCheckpointsToDelete(*policy, *of_label);
     if (doomed.empty()) return;
-    Result<std::unique_ptr<storage::CheckpointStore>> store = storage::OpenStore(config_.checkpoint_dir, config_);
+    Result<std::unique_ptr<storage::CheckpointStore>> store =
+        storage::OpenStore(config_.checkpoint_dir, config_);
     if (!store.has_value()) return Report("retention", store.error());
     for (const std::string& id : doomed) {  // all of made's owner and label
       Status s = (*store)->Delete(storage::CheckpointRef{made->owner, made->label, id});
@@ -159,8 +161,10 @@ class Watcher {
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(end - start).count();
     log::Debug("watch: {} took {} ms", what, ms);
     auto& warned = slow_warned_[what];
-    if (end - start > every && (warned == std::chrono::steady_clock::time_point{} || end - warned > std::chrono::minutes(10))) {
-      log::Warn("watch: a {} pass took {} ms, longer than its {} s interval", what, ms, every.count());
+    if (end - start > every && (warned == std::chrono::steady_clock::time_point{} ||
+                                end - warned > std::chrono::minutes(10))) {
+      log::Warn("watch: a {} pass took {} ms, longer than its {} s interval", what, ms,
+                every.count());
       warned = end;
     }
   }
@@ -202,20 +206,29 @@ int RunController(const Config& config) {
             config.db_url.rfind("sqlite", 0) == 0 ? config.db_url : std::string("postgres"),
             config.checkpoint_dir);
   if (config.auth_token.empty())
-    log::Warn("controller: no admin token (CEDANA_AUTH_TOKEN): only user tokens from `cedana-slurm token create` work");
+    log::Warn(
+        "controller: no admin token (CEDANA_AUTH_TOKEN): only user tokens from `cedana-slurm token "
+        "create` work");
   Result<std::unique_ptr<Catalog>> catalog = OpenCatalog(config);
   if (!catalog.has_value()) {
     log::Error("controller: {}", catalog.error().ToString());
     return 1;
   }
   std::string key;
-  if (Result<std::string> k = image::ReadClusterKey(config.cluster_key_file); k.has_value()) key = *k;
-  else log::Warn("controller: cluster key {} not readable: no checkpoint is indexed (only manifests it verifies are)", config.cluster_key_file);
+  if (Result<std::string> k = image::ReadClusterKey(config.cluster_key_file); k.has_value())
+    key = *k;
+  else
+    log::Warn(
+        "controller: cluster key {} not readable: no checkpoint is indexed (only manifests it "
+        "verifies are)",
+        config.cluster_key_file);
 
   Watcher watcher(config, **catalog, key);
   ApiServices services;
   services.refresh_checkpoints = [&watcher] { watcher.Poke(); };
-  services.operation_finished = [&watcher](const OperationRecord& op) { watcher.OperationFinished(op); };
+  services.operation_finished = [&watcher](const OperationRecord& op) {
+    watcher.OperationFinished(op);
+  };
   ApiServer api(config, **catalog, services);
   if (Status s = api.Start(); !s.ok()) {
     log::Error("controller: {}", s.ToString());
@@ -257,8 +270,8 @@ int CreateTokenCommand(const Config& config, const std::string& user, bool admin
     return 1;
   }
   std::printf("%s\n", t->second.c_str());
-  std::fprintf(stderr, "token %lld for %s%s (shown once; stored hashed)\n", static_cast<long long>(t->first),
-               user.c_str(), admin ? " (admin)" : "");
+  std::fprintf(stderr, "token %lld for %s%s (shown once; stored hashed)\n",
+               static_cast<long long>(t->first), user.c_str(), admin ? " (admin)" : "");
   return 0;
 }
 

@@ -1,5 +1,5 @@
-// The controller, `cedana-slurm daemon` (docs/controller.md): opens and migrates the catalog, serves
-// the API, web UI and installer, and runs one watcher thread that keeps the catalog current:
+// The controller, `cedana-slurm daemon` (docs/controller.md): opens and migrates the catalog,
+// serves the API, web UI and installer, and runs one watcher thread that keeps the catalog current:
 // SLURM jobs every 2 s, the checkpoint index every 5 s (and right after a dump finished),
 // policies every second, retention of policy checkpoints, and operations whose node never
 // answered. Runs in the foreground until SIGTERM/SIGINT.

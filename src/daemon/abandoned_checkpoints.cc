@@ -31,7 +31,8 @@ void SweepAbandonedCheckpoints(const Node& node) {
               uncommitted.error().ToString());
     return;
   }
-  for (const storage::CheckpointRef& ref : Abandoned(std::move(*uncommitted), std::chrono::system_clock::now())) {
+  for (const storage::CheckpointRef& ref :
+       Abandoned(std::move(*uncommitted), std::chrono::system_clock::now())) {
     Result<std::pair<uid_t, gid_t>> ids = IdsOfUser(ref.owner);
     // Unprivileged mode writes as the owner: whose files these are is unknown on this node.
     if (!ids.has_value() && node.config().slurm_unprivileged) continue;
@@ -41,8 +42,9 @@ void SweepAbandonedCheckpoints(const Node& node) {
     if (Status s = (*store)->Delete(ref); !s.ok()) {
       log::Warn("storage: removing the abandoned checkpoint {}: {}", ref.Path(), s.ToString());
     } else {
-      log::Warn("storage: removed the abandoned checkpoint {} (begun over {} h ago, never committed)",
-                ref.Path(), kAbandonedAfter.count());
+      log::Warn(
+          "storage: removed the abandoned checkpoint {} (begun over {} h ago, never committed)",
+          ref.Path(), kAbandonedAfter.count());
     }
   }
 }

@@ -16,7 +16,8 @@ storage::CheckpointRef Begun(system_clock::time_point when) {
 TEST(AbandonedCheckpointsTest, OnlyThoseBegunLongerAgoThanAnyDumpLasts) {
   const auto now = system_clock::from_time_t(1796140675);
   const auto old = Begun(now - kAbandonedAfter - std::chrono::minutes(1));
-  const auto young = Begun(now - kAbandonedAfter + std::chrono::minutes(1));  // maybe still being written
+  const auto young =
+      Begun(now - kAbandonedAfter + std::chrono::minutes(1));  // maybe still being written
   const storage::CheckpointRef foreign{"alice", "train", "not-a-cedana-id"};
   auto abandoned = Abandoned({old, young, foreign}, now);
   ASSERT_EQ(abandoned.size(), 1u);

@@ -16,7 +16,8 @@ namespace {
 constexpr auto kPollInterval = std::chrono::seconds(2);
 
 // The running managed workload of a SLURM job, if this node has one.
-std::optional<std::pair<std::string, WorkloadSpec>> WorkloadOfJob(const Node& node, const std::string& job_id) {
+std::optional<std::pair<std::string, WorkloadSpec>> WorkloadOfJob(const Node& node,
+                                                                  const std::string& job_id) {
   auto ids = node.records().List();
   if (!ids.has_value()) return std::nullopt;
   for (const auto& id : *ids) {
@@ -51,7 +52,8 @@ void Agent::Loop() {
   while (!stop_) {
     try {
       if (Status s = Tick(); !s.ok()) {
-        if (reachable) log::Warn("agent: {} (retrying every {} s)", s.ToString(), kPollInterval.count());
+        if (reachable)
+          log::Warn("agent: {} (retrying every {} s)", s.ToString(), kPollInterval.count());
         reachable = false;
       } else {
         if (!reachable) log::Info("agent: the controller answers again");
@@ -91,7 +93,8 @@ Status Agent::Tick() {
       workloads.push_back(std::move(w));
     }
   }
-  Result<nlohmann::json> r = client.Post("/agent/workloads", {{"node", node_name_}, {"version", kVersion}, {"workloads", workloads}});
+  Result<nlohmann::json> r = client.Post(
+      "/agent/workloads", {{"node", node_name_}, {"version", kVersion}, {"workloads", workloads}});
   if (!r.has_value()) return r.error();
   Result<nlohmann::json> tasks = client.Get("/agent/tasks?node=" + node_name_);
   if (!tasks.has_value()) return tasks.error();
@@ -123,8 +126,9 @@ void Agent::RunOperation(const nlohmann::json& op) {
     auto workload = WorkloadOfJob(node_, job);
     // The controller's reason (a policy, a maintenance move, "checkpoint now"), checked as a
     // request's would be.
-    const std::string reason = op.contains("reason") && op["reason"].is_string() ? op["reason"].get<std::string>()
-                                                                                : "manual";
+    const std::string reason = op.contains("reason") && op["reason"].is_string()
+                                   ? op["reason"].get<std::string>()
+                                   : "manual";
     if (!workload) {
       failure = NotFoundError("job " + job + " has no running workload on node " + node_name_);
     } else if (Status valid = ValidateCheckpointReason(reason); !valid.ok()) {
@@ -143,7 +147,8 @@ void Agent::RunOperation(const nlohmann::json& op) {
         done["checkpoint_id"] = out->manifest.id;
         done["done_bytes"] = out->manifest.StoredBytes();
         done["total_bytes"] = out->manifest.StoredBytes();
-        log::Info("agent: operation {}: checkpoint {} of job {} (leave-running)", id, out->manifest.id, job);
+        log::Info("agent: operation {}: checkpoint {} of job {} (leave-running)", id,
+                  out->manifest.id, job);
       } else {
         failure = out.error();
       }
@@ -159,8 +164,8 @@ void Agent::RunOperation(const nlohmann::json& op) {
       Result<RestoreOutcome> out = RunRestore(node_, owner, options, progress);
       if (out.has_value()) {
         done["checkpoint_id"] = out->checkpoint_id;
-        log::Info("agent: operation {}: restored checkpoint {} as workload {}", id, out->checkpoint_id,
-                  out->workload_id);
+        log::Info("agent: operation {}: restored checkpoint {} as workload {}", id,
+                  out->checkpoint_id, out->workload_id);
       } else {
         failure = out.error();
       }

@@ -23,7 +23,8 @@ AsFileUser::~AsFileUser() {
 }
 
 Result<UniqueFd> OpenOutputAs(const std::string& path, uid_t uid, gid_t gid) {
-  if (path.empty() || path[0] != '/') return InvalidArgumentError("output file \"" + path + "\" must be an absolute path");
+  if (path.empty() || path[0] != '/')
+    return InvalidArgumentError("output file \"" + path + "\" must be an absolute path");
   AsFileUser as(uid, gid);
   // O_NONBLOCK: opening a FIFO for writing would otherwise wait for a reader forever.
   UniqueFd fd(::open(path.c_str(),
@@ -49,7 +50,8 @@ Result<std::string> ReadFileAs(const std::string& path, uid_t uid, gid_t gid, si
   if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, "stat " + path);
   if (!S_ISREG(st.st_mode)) return InvalidArgumentError(path + " is not a regular file");
   if (static_cast<size_t>(st.st_size) > max_bytes)
-    return FailedPreconditionError(path + " is larger than " + std::to_string(max_bytes) + " bytes");
+    return FailedPreconditionError(path + " is larger than " + std::to_string(max_bytes) +
+                                   " bytes");
   std::string data(static_cast<size_t>(st.st_size), '\0');
   size_t off = 0;
   while (off < data.size()) {

@@ -42,7 +42,8 @@ int JoinCgroups(const std::vector<std::string>& procs_files, const std::vector<p
       std::ofstream out(file);
       out << pid << std::flush;
       if (!out) {
-        if (failed++ == 0 && first_error) *first_error = fmt::format("moving {} into {}", pid, file);
+        if (failed++ == 0 && first_error)
+          *first_error = fmt::format("moving {} into {}", pid, file);
       }
     }
   }

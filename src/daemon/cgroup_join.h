@@ -14,7 +14,8 @@
 namespace cedana::daemon {
 
 // The cgroup.procs files of `pid`'s non-root cgroups, read from /proc/<pid>/cgroup.
-std::vector<std::string> CgroupProcsFilesOf(pid_t pid, const std::string& cgroup_root = "/sys/fs/cgroup");
+std::vector<std::string> CgroupProcsFilesOf(pid_t pid,
+                                            const std::string& cgroup_root = "/sys/fs/cgroup");
 
 // Moves every process in `pids` into each of `procs_files`. Returns how many moves failed
 // (a vanished process, a controller not mounted); the first failure is in *first_error.

@@ -11,8 +11,10 @@ std::string ConnectionLimits::Admit(uid_t uid) {
   if (uid != 0) {
     int& mine = per_uid_[uid];
     if (mine >= caps_.per_user) {
-      return fmt::format("uid {} has {} connections to the node daemon open already (the most one "
-                         "user may); close some and try again", uid, mine);
+      return fmt::format(
+          "uid {} has {} connections to the node daemon open already (the most one "
+          "user may); close some and try again",
+          uid, mine);
     }
     if (non_root_ >= caps_.total - caps_.reserved_for_root)
       return "the node daemon serves as many users' connections as it may; try again";

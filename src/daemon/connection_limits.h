@@ -14,9 +14,9 @@
 namespace cedana::daemon {
 
 struct ConnectionCaps {
-  int total = 256;            // all connections at once
+  int total = 256;             // all connections at once
   int reserved_for_root = 32;  // of `total`, only root's
-  int per_user = 16;          // one non-root uid's
+  int per_user = 16;           // one non-root uid's
 };
 
 class ConnectionLimits {

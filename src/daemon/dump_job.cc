@@ -17,9 +17,9 @@
 #include "common/fs.h"
 #include "common/hex.h"
 #include "common/log.h"
-#include "common/unix_time.h"
 #include "common/scope_exit.h"
 #include "common/unique_fd.h"
+#include "common/unix_time.h"
 #include "daemon/caller_files.h"
 #include "daemon/dump_journal.h"
 #include "daemon/tcp_policy.h"
@@ -44,7 +44,7 @@ struct Target {
   std::string label;
   std::string workload_id;
   std::string job_id;
-  std::string tcp;          // the workload's own CEDANA_CHECKPOINT_TCP, if it has one
+  std::string tcp;  // the workload's own CEDANA_CHECKPOINT_TCP, if it has one
   uint32_t restart_count = 0;
   nlohmann::json workload;  // what a restore needs (manifest.workload)
 };
@@ -56,8 +56,8 @@ Result<Target> ResolveTarget(Node& node, const Caller& caller, const DumpOptions
     CEDANA_ASSIGN_OR_RETURN(WorkloadState state, node.records().LoadState(o.workload_id));
     CEDANA_RETURN_IF_ERROR(CheckOwner(caller, spec.uid, "workload " + spec.id));
     if (state.status != WorkloadStatus::kRunning)
-      return FailedPreconditionError(fmt::format("workload {} is {}, not running", spec.id,
-                                                 StatusName(state.status)));
+      return FailedPreconditionError(
+          fmt::format("workload {} is {}, not running", spec.id, StatusName(state.status)));
     t.pid = state.pid;
     t.uid = spec.uid;
     t.gid = spec.gid;
@@ -81,9 +81,8 @@ Result<Target> ResolveTarget(Node& node, const Caller& caller, const DumpOptions
       auto script = ReadFileAs(spec.slurm_script, spec.uid, spec.gid, kMaxScriptBytes);
       struct stat st {};
       if (script.has_value() && ::stat(spec.slurm_script.c_str(), &st) == 0)
-        t.workload["slurm_script"] = {{"path", spec.slurm_script},
-                                      {"mode", st.st_mode & 0777},
-                                      {"hex", HexEncode(*script)}};
+        t.workload["slurm_script"] = {
+            {"path", spec.slurm_script}, {"mode", st.st_mode & 0777}, {"hex", HexEncode(*script)}};
     }
   } else {
     struct stat st {};
@@ -166,7 +165,8 @@ Status ExplainNoSpace(Status s, const std::string& what, const std::string& dir,
   struct statvfs fs_stat {};
   std::string free_note;
   if (::statvfs(dir.c_str(), &fs_stat) == 0)
-    free_note = fmt::format(", {} MiB free", (static_cast<uint64_t>(fs_stat.f_bavail) * fs_stat.f_frsize) >> 20);
+    free_note = fmt::format(", {} MiB free",
+                            (static_cast<uint64_t>(fs_stat.f_bavail) * fs_stat.f_frsize) >> 20);
   return Status(s.code(), fmt::format("{} {} is full (about {} MiB needed{}; free space there, or "
                                       "point {} elsewhere): {}",
                                       what, dir, (needed + (1 << 20) - 1) >> 20, free_note,
@@ -175,7 +175,8 @@ Status ExplainNoSpace(Status s, const std::string& what, const std::string& dir,
 }
 
 // Undoes the network lock CRIU left on a tree it left stopped, if any (engine/network_lock.h).
-void UnlockConnections(const std::string& images_dir, const std::string& checkpoint_id, pid_t continued) {
+void UnlockConnections(const std::string& images_dir, const std::string& checkpoint_id,
+                       pid_t continued) {
   if (Status s = engine::UndoLeftLock(images_dir + "/dump.log", continued); !s.ok())
     log::Warn("dump: checkpoint {}: undoing CRIU's network lock: {}", checkpoint_id, s.ToString());
 }
@@ -201,15 +202,17 @@ Result<DumpOutcome> DumpTarget(Node& node, const Target& target, const DumpOptio
   if (streams < 1 || streams > kMaxCheckpointStreams)
     return InvalidArgumentError(
         fmt::format("streams must be between 1 and {}, got {}", kMaxCheckpointStreams, streams));
-  const std::string& tcp_setting = !options.tcp.empty() ? options.tcp
-                                   : !target.tcp.empty() ? target.tcp : cfg.checkpoint_tcp;
+  const std::string& tcp_setting = !options.tcp.empty()  ? options.tcp
+                                   : !target.tcp.empty() ? target.tcp
+                                                         : cfg.checkpoint_tcp;
   CEDANA_ASSIGN_OR_RETURN(OutsideTcp outside_tcp, ParseOutsideTcp(tcp_setting));
   CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(options.dir));
   // Checkpoint files are written as the owner in unprivileged mode (root_squash NFS).
   const auto [store_uid, store_gid] = node.StoreIdentityFor(target.uid, target.gid);
   {
     AsFileUser as_owner(store_uid, store_gid);
-    CEDANA_RETURN_IF_ERROR(store->CheckWritable(UserName(target.uid)));  // its message names the checkpoint dir
+    CEDANA_RETURN_IF_ERROR(
+        store->CheckWritable(UserName(target.uid)));  // its message names the checkpoint dir
   }
 
   image::Manifest m;
@@ -250,7 +253,8 @@ Result<DumpOutcome> DumpTarget(Node& node, const Target& target, const DumpOptio
   // upload fails we can still continue it; it is killed only once the checkpoint is committed.
   // While the marker exists the supervisor lets the workload live even if its job proxy died:
   // a dump that is under way may still commit.
-  std::string marker = target.workload_id.empty() ? "" : node.records().DumpingMarker(target.workload_id);
+  std::string marker =
+      target.workload_id.empty() ? "" : node.records().DumpingMarker(target.workload_id);
   if (!marker.empty()) (void)fs::WriteFileAtomic(marker, m.id, 0644);
   ScopeExit remove_marker([&] {
     if (!marker.empty()) ::unlink(marker.c_str());
@@ -258,9 +262,9 @@ Result<DumpOutcome> DumpTarget(Node& node, const Target& target, const DumpOptio
   // A daemon killed from here on leaves the tree stopped and the checkpoint half-written: the
   // journal lets the next one put both right (daemon/recovery.h). Ended last, after a rollback.
   const DumpJournal journal(cfg.state_dir);
-  CEDANA_RETURN_IF_ERROR(journal.Begin(DumpIntent{m.id, m.owner, m.label, target.workload_id, target.pid,
-                                                  engine::ProcessStartTime(target.pid), target.uid, target.gid,
-                                                  options.leave_running}))
+  CEDANA_RETURN_IF_ERROR(journal.Begin(DumpIntent{m.id, m.owner, m.label, target.workload_id,
+                                                  target.pid, engine::ProcessStartTime(target.pid),
+                                                  target.uid, target.gid, options.leave_running}))
       << "recording the dump in " << cfg.state_dir;
   ScopeExit end_journal([&] { journal.End(m.id); });
   if (progress) progress("dumping", 0, 0);
@@ -315,7 +319,8 @@ Result<DumpOutcome> DumpTarget(Node& node, const Target& target, const DumpOptio
       // A store failure is the cause; CRIU's failure is then only its consequence.
       Status cause = pack->Abort();
       if (!cause.ok())
-        return ExplainNoSpace(cause, "checkpoint dir", store->Describe(), TreeMemoryBytes(target.pid))
+        return ExplainNoSpace(cause, "checkpoint dir", store->Describe(),
+                              TreeMemoryBytes(target.pid))
             .WithContext("packing checkpoint " + m.id + " into " + store->Describe())
             .WithContext(fmt::format("dumping pid {}", target.pid));
       return s.WithContext(fmt::format("dumping pid {}", target.pid));
@@ -365,7 +370,8 @@ Result<DumpOutcome> DumpTarget(Node& node, const Target& target, const DumpOptio
   if (progress) progress("committing", 0, 0);
   m.created_at_ms = NowMs();
   const auto committing = std::chrono::steady_clock::now();
-  m.duration_ms = std::chrono::duration_cast<std::chrono::milliseconds>(committing - started).count();
+  m.duration_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(committing - started).count();
   // Left running, the tree was stopped while CRIU ran; otherwise it stays stopped until the
   // commit below (then it is killed, or continued if the commit fails).
   m.frozen_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -390,7 +396,8 @@ Result<DumpOutcome> DumpTarget(Node& node, const Target& target, const DumpOptio
     (void)engine::WaitUntilGone(target.pid, std::chrono::seconds(2));
     // Both ends of every connection are gone with the tree: no peer to keep the lock for. A
     // peer outside keeps it, so that its connection is not reset before the restore.
-    if (tcp.mode == TcpMode::kEstablished && tcp.all_internal) UnlockConnections(images_dir, m.id, 0);
+    if (tcp.mode == TcpMode::kEstablished && tcp.all_internal)
+      UnlockConnections(images_dir, m.id, 0);
   }
   as_owner.emplace(store_uid, store_gid);
   if (Status s = image::ApplyRetention(*store, m.owner, m.label, cfg.checkpoint_keep); !s.ok())
@@ -398,11 +405,12 @@ Result<DumpOutcome> DumpTarget(Node& node, const Target& target, const DumpOptio
 
   // "dump": how long CRIU ran, i.e. the longest the tree was frozen (a streaming dump's CRIU
   // also waits for the store when the memory limit is reached).
-  log::Info("dump: checkpoint {} of pid {} (label {}, {} bytes stored, {}dump {} ms, total {} ms{})",
-            m.id, target.pid, m.label, m.StoredBytes(),
-            options.waited_ms > 0 ? fmt::format("waited {} ms for a slot, ", options.waited_ms) : "",
-            std::chrono::duration_cast<std::chrono::milliseconds>(dumped - criu_started).count(),
-            m.duration_ms, streamed_note);
+  log::Info(
+      "dump: checkpoint {} of pid {} (label {}, {} bytes stored, {}dump {} ms, total {} ms{})",
+      m.id, target.pid, m.label, m.StoredBytes(),
+      options.waited_ms > 0 ? fmt::format("waited {} ms for a slot, ", options.waited_ms) : "",
+      std::chrono::duration_cast<std::chrono::milliseconds>(dumped - criu_started).count(),
+      m.duration_ms, streamed_note);
   return DumpOutcome{m, store->Describe() + "/" + ref.Path()};
 }
 
@@ -419,8 +427,9 @@ Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions&
   // job's stderr says it too, when the proxy asked); a wrong option is the caller's mistake.
   const Code code = out.has_value() ? Code::kOk : out.error().code();
   if (code == Code::kOk || code == Code::kInvalidArgument || target.workload_id.empty()) return out;
-  const std::string text = fmt::format("checkpoint on {} {}: {}", ReasonPhrase(options.reason),
-                                       code == Code::kUnsupported ? "refused" : "failed", out.error().message());
+  const std::string text =
+      fmt::format("checkpoint on {} {}: {}", ReasonPhrase(options.reason),
+                  code == Code::kUnsupported ? "refused" : "failed", out.error().message());
   if (Status s = node.records().SaveNotice(target.workload_id, {text, NowMs()}); !s.ok())
     log::Warn("dump: recording the notice of workload {}: {}", target.workload_id, s.ToString());
   return out;
@@ -440,8 +449,7 @@ DumpDemand DemandOf(Node& node, const DumpOptions& o, int64_t deadline_ms) {
   d.memory_bytes = kDumpBaseBytes;
   if (node.config().checkpoint_streaming)
     d.memory_bytes += static_cast<uint64_t>(node.config().checkpoint_memory_limit_mib) << 20;
-  else if (fs::IsInMemoryFileSystem(node.config().work_dir))
-    d.memory_bytes += d.bytes;
+  else if (fs::IsInMemoryFileSystem(node.config().work_dir)) d.memory_bytes += d.bytes;
   // A deadline already past goes first, no earlier than "now" (the claim is the caller's own).
   d.deadline_ms = deadline_ms > 0 ? std::max(deadline_ms, UnixMillis()) : 0;
   return d;

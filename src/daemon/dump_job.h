@@ -17,14 +17,14 @@
 namespace cedana::daemon {
 
 struct DumpOptions {
-  std::string workload_id;     // a managed workload, or
-  pid_t pid = 0;               // any process tree (shell job)
-  bool leave_running = false;  // the workload continues after the dump
-  std::string dir;             // checkpoint dir; "" = configured
-  std::string compression;     // "" = configured
-  std::string tcp;             // outside TCP connections (daemon/tcp_policy.h); "" = configured
-  int streams = 0;             // 0 = configured
-  std::string label;           // "" = the workload's label
+  std::string workload_id;        // a managed workload, or
+  pid_t pid = 0;                  // any process tree (shell job)
+  bool leave_running = false;     // the workload continues after the dump
+  std::string dir;                // checkpoint dir; "" = configured
+  std::string compression;        // "" = configured
+  std::string tcp;                // outside TCP connections (daemon/tcp_policy.h); "" = configured
+  int streams = 0;                // 0 = configured
+  std::string label;              // "" = the workload's label
   std::string reason = "manual";  // why (common/checkpoint_reason.h), kept in the manifest
   int64_t waited_ms = 0;          // in the dump queue before it started, for its log line
 };

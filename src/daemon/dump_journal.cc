@@ -13,10 +13,14 @@ DumpJournal::DumpJournal(std::string state_dir) : dir_(std::move(state_dir) + "/
 
 Status DumpJournal::Begin(const DumpIntent& d) const {
   CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir_, 0700));
-  nlohmann::json j = {{"checkpoint_id", d.checkpoint_id}, {"owner", d.owner},
-                      {"label", d.label},                 {"workload_id", d.workload_id},
-                      {"pid", d.pid},                     {"pid_start", d.pid_start},
-                      {"uid", d.uid},                     {"gid", d.gid},
+  nlohmann::json j = {{"checkpoint_id", d.checkpoint_id},
+                      {"owner", d.owner},
+                      {"label", d.label},
+                      {"workload_id", d.workload_id},
+                      {"pid", d.pid},
+                      {"pid_start", d.pid_start},
+                      {"uid", d.uid},
+                      {"gid", d.gid},
                       {"leave_running", d.leave_running}};
   return fs::WriteFileAtomic(dir_ + "/" + d.checkpoint_id + ".json", j.dump(), 0600);
 }
@@ -35,7 +39,8 @@ Result<std::vector<DumpIntent>> DumpJournal::Pending() const {
   for (const std::string& name : *names) {
     if (name.size() < 6 || name.compare(name.size() - 5, 5, ".json") != 0) continue;
     Result<std::string> text = fs::ReadFile(dir_ + "/" + name);
-    nlohmann::json j = text.has_value() ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+    nlohmann::json j =
+        text.has_value() ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
     if (!j.is_object()) {
       log::Warn("recovery: skipping unreadable dump record {}/{}", dir_, name);
       continue;

@@ -36,7 +36,8 @@ int64_t DumpDurationModel::EstimateMs(uint64_t bytes) const {
 
 bool StartsBefore(const QueuedDump& a, const QueuedDump& b) {
   auto key = [](const QueuedDump& d) {
-    int64_t deadline = d.demand.deadline_ms > 0 ? d.demand.deadline_ms : std::numeric_limits<int64_t>::max();
+    int64_t deadline =
+        d.demand.deadline_ms > 0 ? d.demand.deadline_ms : std::numeric_limits<int64_t>::max();
     return std::tuple(deadline, d.demand.bytes, d.arrival);
   };
   return key(a) < key(b);
@@ -48,7 +49,8 @@ std::vector<DumpForecast> ForecastQueue(const std::vector<int64_t>& running_left
   // Each slot is free again at some time from now; a waiting dump takes the first one free.
   std::priority_queue<int64_t, std::vector<int64_t>, std::greater<>> free_at;
   for (int64_t left : running_left_ms) free_at.push(std::max<int64_t>(0, left));
-  for (int i = static_cast<int>(running_left_ms.size()); i < std::max(1, slots); ++i) free_at.push(0);
+  for (int i = static_cast<int>(running_left_ms.size()); i < std::max(1, slots); ++i)
+    free_at.push(0);
   std::vector<DumpForecast> out;
   int ahead = static_cast<int>(running_left_ms.size());
   uint64_t ahead_bytes = 0;
@@ -85,7 +87,10 @@ uint64_t HalfOfAvailableMemory() {
 DumpQueue::DumpQueue(DumpQueueLimits limits) : limits_(std::move(limits)) {}
 
 DumpQueue::Slot::Slot(Slot&& other) noexcept
-    : queue_(other.queue_), arrival_(other.arrival_), waited_ms_(other.waited_ms_), succeeded_(other.succeeded_) {
+    : queue_(other.queue_),
+      arrival_(other.arrival_),
+      waited_ms_(other.waited_ms_),
+      succeeded_(other.succeeded_) {
   other.queue_ = nullptr;
 }
 
@@ -109,7 +114,8 @@ DumpQueue::Slot DumpQueue::Enter(const DumpDemand& demand,
   it->running = true;
   it->started = std::chrono::steady_clock::now();
   changed_.notify_all();  // a second free slot may be the next one's
-  return Slot(this, arrival, std::chrono::duration_cast<std::chrono::milliseconds>(it->started - entered).count());
+  return Slot(this, arrival,
+              std::chrono::duration_cast<std::chrono::milliseconds>(it->started - entered).count());
 }
 
 void DumpQueue::Leave(uint64_t arrival, bool succeeded) {
@@ -118,7 +124,8 @@ void DumpQueue::Leave(uint64_t arrival, bool succeeded) {
                          [&](const Entry& e) { return e.dump.arrival == arrival; });
   if (it == entries_.end()) return;
   if (succeeded) {
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - it->started);
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - it->started);
     model_.Record(it->dump.demand.bytes, ms.count());
   }
   entries_.erase(it);
@@ -138,7 +145,8 @@ bool DumpQueue::MayStart(std::list<Entry>::const_iterator it) const {
   }
   if (running == 0) return true;
   if (running >= limits_.slots) return false;
-  uint64_t budget = limits_.memory_budget ? limits_.memory_budget() : std::numeric_limits<uint64_t>::max();
+  uint64_t budget =
+      limits_.memory_budget ? limits_.memory_budget() : std::numeric_limits<uint64_t>::max();
   return memory + it->dump.demand.memory_bytes <= budget;
 }
 
@@ -154,26 +162,30 @@ DumpForecast DumpQueue::ForecastFor(const QueuedDump& dump) const {
       before.push_back(&e.dump);
     }
   }
-  std::sort(before.begin(), before.end(), [](const QueuedDump* a, const QueuedDump* b) { return StartsBefore(*a, *b); });
+  std::sort(before.begin(), before.end(),
+            [](const QueuedDump* a, const QueuedDump* b) { return StartsBefore(*a, *b); });
   std::vector<DumpDemand> waiting;
   for (const QueuedDump* d : before) waiting.push_back(d->demand);
   waiting.push_back(dump.demand);
   DumpForecast f = ForecastQueue(running_left, waiting, limits_.slots, model_, UnixMillis()).back();
   for (const Entry& e : entries_) {
     if (e.running) f.ahead_bytes += e.dump.demand.bytes;
-    if (e.dump.arrival != dump.arrival && e.dump.demand.key == dump.demand.key) f.first_of_key = false;
+    if (e.dump.arrival != dump.arrival && e.dump.demand.key == dump.demand.key)
+      f.first_of_key = false;
   }
   return f;
 }
 
 int DumpQueue::running() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return static_cast<int>(std::count_if(entries_.begin(), entries_.end(), [](const Entry& e) { return e.running; }));
+  return static_cast<int>(
+      std::count_if(entries_.begin(), entries_.end(), [](const Entry& e) { return e.running; }));
 }
 
 int DumpQueue::waiting() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return static_cast<int>(std::count_if(entries_.begin(), entries_.end(), [](const Entry& e) { return !e.running; }));
+  return static_cast<int>(
+      std::count_if(entries_.begin(), entries_.end(), [](const Entry& e) { return !e.running; }));
 }
 
 }  // namespace cedana::daemon

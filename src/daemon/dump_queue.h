@@ -125,7 +125,7 @@ class DumpQueue {
   const DumpQueueLimits limits_;
   mutable std::mutex mu_;
   std::condition_variable changed_;
-  std::list<Entry> entries_;  // running and waiting, in arrival order; guarded by mu_
+  std::list<Entry> entries_;   // running and waiting, in arrival order; guarded by mu_
   uint64_t next_arrival_ = 0;  // guarded by mu_
   DumpDurationModel model_;    // guarded by mu_
 };

@@ -18,7 +18,8 @@ QueuedDump Dump(uint64_t bytes, int64_t deadline_ms, uint64_t arrival) {
 }
 
 void WaitUntil(const std::function<bool()>& done) {
-  for (int i = 0; i < 2000 && !done(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (int i = 0; i < 2000 && !done(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   ASSERT_TRUE(done());
 }
 
@@ -87,7 +88,10 @@ TEST(DumpQueueTest, RunsAtMostSlotsAtOnceAndStartsWaitingOnesSmallestFirst) {
     WaitUntil([&] { return queue.waiting() == static_cast<int>(threads.size()); });
   }
   a.reset();  // one slot frees: the smallest waiting one starts, then the next
-  WaitUntil([&] { std::lock_guard<std::mutex> lock(mu); return !started.empty(); });
+  WaitUntil([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return !started.empty();
+  });
   b.reset();
   for (auto& t : threads) t.join();
   EXPECT_EQ(started, (std::vector<uint64_t>{10, 20, 30}));
@@ -97,7 +101,8 @@ TEST(DumpQueueTest, RunsAtMostSlotsAtOnceAndStartsWaitingOnesSmallestFirst) {
 
 TEST(DumpQueueTest, MemoryBudgetHoldsBackASecondDumpButNeverTheOnlyOne) {
   DumpQueue queue({/*slots=*/4, [] { return uint64_t{100}; }});
-  std::optional<DumpQueue::Slot> big(queue.Enter({"big", 0, 500, 0}, {}));  // over the budget, alone
+  std::optional<DumpQueue::Slot> big(
+      queue.Enter({"big", 0, 500, 0}, {}));  // over the budget, alone
   std::atomic<bool> second_started{false};
   std::thread t([&] {
     DumpQueue::Slot s = queue.Enter({"small", 0, 30, 0}, {});
@@ -118,7 +123,8 @@ TEST(DumpQueueTest, ForecastSaysWhenAWaitingDumpCannotMeetItsDeadline) {
   std::optional<DumpForecast> told;
   std::thread t([&] {
     // Behind one dump of ~150 ms, itself ~150 ms: not done 100 ms from now.
-    DumpQueue::Slot s = queue.Enter({"w", 0, 0, now_ms + 100}, [&](const DumpForecast& f) { told = f; });
+    DumpQueue::Slot s =
+        queue.Enter({"w", 0, 0, now_ms + 100}, [&](const DumpForecast& f) { told = f; });
   });
   WaitUntil([&] { return queue.waiting() == 1; });
   running.reset();

@@ -74,8 +74,10 @@ Status CheckJobId(const Node& node, const Caller& caller, const std::string& job
     return PermissionDeniedError(fmt::format(
         "SLURM job {} was not registered on this node by slurmd (task/cedana registers each "
         "CEDANA_ENABLE job at launch: is task/cedana in slurm.conf's TaskPlugin, and was slurmd "
-        "restarted after `cedana slurm setup`?)", job_id));
-  return PermissionDeniedError(fmt::format("SLURM job {} is not a job of {}", job_id, UserName(caller.uid)));
+        "restarted after `cedana slurm setup`?)",
+        job_id));
+  return PermissionDeniedError(
+      fmt::format("SLURM job {} is not a job of {}", job_id, UserName(caller.uid)));
 }
 
 // The job proxy whose cgroups the workload joins must be the caller's own process.
@@ -143,10 +145,12 @@ void AddPidNamespaceEnv(WorkloadSpec* spec) {
       spec->mpi_scratch_dir = scratch;
       added.insert(added.end(), mpi_added.begin(), mpi_added.end());
     } else {
-      log::Warn("run: workload {}: OpenMPI keeps its default file names: {}", spec->id, s.ToString());
+      log::Warn("run: workload {}: OpenMPI keeps its default file names: {}", spec->id,
+                s.ToString());
     }
   }
-  if (!added.empty()) spec->env.push_back(fmt::format("CEDANA_ADDED_ENV={}", fmt::join(added, ",")));
+  if (!added.empty())
+    spec->env.push_back(fmt::format("CEDANA_ADDED_ENV={}", fmt::join(added, ",")));
 }
 
 // With restore_label (the SLURM job proxy), the newest good checkpoint of the label is restored
@@ -179,10 +183,8 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
                      {"checkpoint_reason", r->checkpoint_reason},
                      {"skipped", r->skipped},
                      {"time_limit", TimeLimitPolicy(node)}};
-    if (image::IsFinishedRun(r.error()))
-      fresh_reason = r.error().message();
-    else if (r.error().code() != Code::kNotFound)
-      restore_error = r.error().message();
+    if (image::IsFinishedRun(r.error())) fresh_reason = r.error().message();
+    else if (r.error().code() != Code::kNotFound) restore_error = r.error().message();
   }
   WorkloadSpec spec;
   spec.id = NewId("wl-");
@@ -211,10 +213,12 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
   // Its label had checkpoints, and none could be restored: the jobs list says so (the proxy
   // writes it to the job's stderr).
   if (!restore_error.empty())
-    (void)node.records().SaveNotice(spec.id, {"started fresh: no checkpoint of label " + spec.label +
-                                                  " could be restored (" + restore_error + ")",
-                                              NowMs()});
-  Result<SupervisorStarted> started = LaunchSupervisor(node.records(), spec.id, node.self_exe(), 30);
+    (void)node.records().SaveNotice(
+        spec.id, {"started fresh: no checkpoint of label " + spec.label + " could be restored (" +
+                      restore_error + ")",
+                  NowMs()});
+  Result<SupervisorStarted> started =
+      LaunchSupervisor(node.records(), spec.id, node.self_exe(), 30);
   if (!started.has_value()) {
     (void)node.records().Remove(spec.id);
     RemoveMpiScratchIfEmpty(spec.mpi_scratch_dir);
@@ -252,7 +256,8 @@ Result<Message> HandleKill(Node& node, const Caller& caller, const DaemonRequest
   CEDANA_RETURN_IF_ERROR(CheckOwner(caller, spec.uid, "workload " + id));
   CEDANA_ASSIGN_OR_RETURN(WorkloadState state, node.records().LoadState(id));
   if (state.status != WorkloadStatus::kRunning)
-    return FailedPreconditionError(fmt::format("workload {} is {}, not running", id, StatusName(state.status)));
+    return FailedPreconditionError(
+        fmt::format("workload {} is {}, not running", id, StatusName(state.status)));
   int sig = req.signal_number;
   // Whatever the workload does with the signal, its run did not end by itself.
   if (Status s = fs::WriteFileAtomic(node.records().KillMarker(id), ""); !s.ok())
@@ -297,7 +302,8 @@ Status ResolveManagedPid(const Node& node, const Caller& caller, DumpOptions* o)
     Result<WorkloadSpec> spec = node.records().LoadSpec(id);
     if (!spec.has_value() || (!caller.IsRoot() && spec->uid != caller.uid)) continue;
     Result<WorkloadState> state = node.records().LoadState(id);
-    if (!state.has_value() || state->status != WorkloadStatus::kRunning || state->pid <= 0) continue;
+    if (!state.has_value() || state->status != WorkloadStatus::kRunning || state->pid <= 0)
+      continue;
     if (state->pid == o->pid) {
       log::Info("dump: pid {} is the root of workload {}; dumping the workload", o->pid, id);
       o->workload_id = id;
@@ -308,7 +314,8 @@ Status ResolveManagedPid(const Node& node, const Caller& caller, DumpOptions* o)
     if (tree.has_value() && std::find(tree->begin(), tree->end(), o->pid) != tree->end())
       return FailedPreconditionError(fmt::format(
           "pid {} is a process of workload {} (its root is pid {}): dump the whole workload with "
-          "`cedana dump {}`", o->pid, id, state->pid, id));
+          "`cedana dump {}`",
+          o->pid, id, state->pid, id));
   }
   return OkStatus();
 }
@@ -325,8 +332,13 @@ DumpQueue::Slot WaitForDumpSlot(Node& node, const Caller& caller, const DumpOpti
       log::Info("dump: {} ({} MiB) waits behind {} dump(s) ({} MiB); expected to end in {:.1f} s{}",
                 demand.key, demand.bytes >> 20, f.ahead, f.ahead_bytes >> 20,
                 (f.finish_ms - UnixMillis()) / 1000.0, f.fits ? "" : ", after its deadline");
-    send({{"type", "progress"}, {"phase", "queued"}, {"ahead", f.ahead}, {"ahead_bytes", f.ahead_bytes},
-          {"bytes", demand.bytes}, {"finish_ms", f.finish_ms}, {"deadline_ms", demand.deadline_ms},
+    send({{"type", "progress"},
+          {"phase", "queued"},
+          {"ahead", f.ahead},
+          {"ahead_bytes", f.ahead_bytes},
+          {"bytes", demand.bytes},
+          {"finish_ms", f.finish_ms},
+          {"deadline_ms", demand.deadline_ms},
           {"fits", f.fits}});
     if (f.first_of_key && f.ahead > 0) {
       node.connection_limits().Park(caller.uid);
@@ -356,7 +368,8 @@ Result<Message> HandleDump(Node& node, const Caller& caller, const DaemonRequest
   DumpQueue::Slot slot = WaitForDumpSlot(node, caller, o, req.deadline_ms, send);
   o.waited_ms = slot.waited_ms();
   CEDANA_ASSIGN_OR_RETURN(
-      DumpOutcome out, RunDump(node, caller, o, [&](const std::string& phase, uint64_t d, uint64_t t) {
+      DumpOutcome out,
+      RunDump(node, caller, o, [&](const std::string& phase, uint64_t d, uint64_t t) {
         send({{"type", "progress"}, {"phase", phase}, {"done", d}, {"total", t}});
       }));
   slot.Succeeded();
@@ -383,8 +396,10 @@ Result<Message> HandleRestore(Node& node, const Caller& caller, const DaemonRequ
       RunRestore(node, caller, o, [&](const std::string& phase, uint64_t d, uint64_t t) {
         send({{"type", "progress"}, {"phase", phase}, {"done", d}, {"total", t}});
       }));
-  return Message{{"id", out.workload_id},     {"pid", out.pid},
-                 {"checkpoint_id", out.checkpoint_id}, {"stdout_path", out.stdout_path},
+  return Message{{"id", out.workload_id},
+                 {"pid", out.pid},
+                 {"checkpoint_id", out.checkpoint_id},
+                 {"stdout_path", out.stdout_path},
                  {"skipped", out.skipped}};
 }
 
@@ -405,7 +420,8 @@ Result<Message> HandleCheckpoints(Node& node, const Caller& caller, const Daemon
     s["state"] = image::VerifyManifest(m, node.cluster_key()).ok() ? "good" : "unverified";
     // "finished": made by a run that has ended by itself (not resumed by label any more).
     s["run"] = image::OfFinishedRun(m.created_at_ms, ends.OrOpen(m.owner, m.label, "checkpoints"))
-                   ? "finished" : "open";
+                   ? "finished"
+                   : "open";
     list.push_back(std::move(s));
   }
   return Message{{"checkpoints", list}, {"dir", store->Describe()}};
@@ -418,7 +434,8 @@ Result<Message> HandleDeleteCheckpoint(Node& node, const Caller& caller, const D
   AsFileUser as_caller(fs_uid, fs_gid);
   CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(req.dir));
   CEDANA_ASSIGN_OR_RETURN(auto found, image::FindById(*store, req.checkpoint_id));
-  CEDANA_RETURN_IF_ERROR(CheckOwner(caller, found.second.owner_uid, "checkpoint " + found.second.id));
+  CEDANA_RETURN_IF_ERROR(
+      CheckOwner(caller, found.second.owner_uid, "checkpoint " + found.second.id));
   CEDANA_RETURN_IF_ERROR(store->Delete(found.first));
   return Message{{"deleted", found.second.id}};
 }

@@ -1,8 +1,9 @@
-// RecordFinishedRuns: puts the end of every run that ended by itself (WorkloadState::ended_by_itself)
-// into the store once, as its label's lineage record (image/lineage.h), so that the next job or
-// restore by label, on any node, starts fresh. Settled workloads get a marker in their record
-// dir, so a restarted daemon records what it missed and nothing twice. It runs before every
-// restore by label on this node, and every 2 s (Housekeeper). Thread-safe.
+// RecordFinishedRuns: puts the end of every run that ended by itself
+// (WorkloadState::ended_by_itself) into the store once, as its label's lineage record
+// (image/lineage.h), so that the next job or restore by label, on any node, starts fresh. Settled
+// workloads get a marker in their record dir, so a restarted daemon records what it missed and
+// nothing twice. It runs before every restore by label on this node, and every 2 s (Housekeeper).
+// Thread-safe.
 #pragma once
 
 #include "common/result.h"

@@ -11,7 +11,8 @@
 namespace cedana::daemon {
 namespace {
 
-constexpr const char* kOpenMpiVars[] = {"OMPI_MCA_orte_tmpdir_base", "OMPI_MCA_btl_vader_backing_directory"};
+constexpr const char* kOpenMpiVars[] = {"OMPI_MCA_orte_tmpdir_base",
+                                        "OMPI_MCA_btl_vader_backing_directory"};
 // OpenMPI's posix shmem component, when mpirun asks it whether it works, leaves a deleted
 // /dev/shm/open_mpi.0000 open in mpirun, inherited by every rank. Each job's checkpoint then
 // holds that file as a CRIU ghost file, and a restore recreates it at one fixed path,
@@ -22,12 +23,15 @@ constexpr const char* kOpenMpiShmem = "OMPI_MCA_shmem";
 constexpr const char* kWithoutPosixShmem = "^posix";
 
 bool Sets(const std::vector<std::string>& env, const std::string& name) {
-  return std::any_of(env.begin(), env.end(), [&](const std::string& e) { return e.rfind(name + "=", 0) == 0; });
+  return std::any_of(env.begin(), env.end(),
+                     [&](const std::string& e) { return e.rfind(name + "=", 0) == 0; });
 }
 
 }  // namespace
 
-std::string MpiScratchDirFor(const std::string& workload_id) { return "/dev/shm/cedana-mpi-" + workload_id; }
+std::string MpiScratchDirFor(const std::string& workload_id) {
+  return "/dev/shm/cedana-mpi-" + workload_id;
+}
 
 bool IsMpiScratchDir(const std::string& path) {
   const std::string prefix = MpiScratchDirFor("wl-");
@@ -39,7 +43,8 @@ bool IsMpiScratchDir(const std::string& path) {
 std::vector<std::string> AddMpiScratchEnv(std::vector<std::string>* env, const std::string& dir) {
   std::vector<std::string> added;
   // Both or neither: a job that placed one of them knows where it wants OpenMPI's files.
-  if (std::none_of(std::begin(kOpenMpiVars), std::end(kOpenMpiVars), [&](const char* v) { return Sets(*env, v); })) {
+  if (std::none_of(std::begin(kOpenMpiVars), std::end(kOpenMpiVars),
+                   [&](const char* v) { return Sets(*env, v); })) {
     for (const char* v : kOpenMpiVars) {
       env->push_back(std::string(v) + "=" + dir);
       added.push_back(v);
@@ -61,14 +66,17 @@ Status PrepareMpiScratch(const std::string& dir, uid_t uid, gid_t gid) {
     }
     return OkStatus();
   }
-  if (errno != EEXIST) return ErrnoStatus(errno, "making " + dir + " (OpenMPI's files of the workload)");
+  if (errno != EEXIST)
+    return ErrnoStatus(errno, "making " + dir + " (OpenMPI's files of the workload)");
   struct stat st {};
   if (::lstat(dir.c_str(), &st) != 0) return ErrnoStatus(errno, "looking at " + dir);
   if (!S_ISDIR(st.st_mode) || st.st_uid != uid || (st.st_mode & 07777) != 0700)
-    return FailedPreconditionError(fmt::format(
-        "{} exists and is not the workload's own directory (a {} of uid {}, mode {:o}; it must be a "
-        "directory of uid {}, mode 700): remove it", dir, S_ISDIR(st.st_mode) ? "directory" : "non-directory",
-        st.st_uid, st.st_mode & 07777, uid));
+    return FailedPreconditionError(
+        fmt::format("{} exists and is not the workload's own directory (a {} of uid {}, mode {:o}; "
+                    "it must be a "
+                    "directory of uid {}, mode 700): remove it",
+                    dir, S_ISDIR(st.st_mode) ? "directory" : "non-directory", st.st_uid,
+                    st.st_mode & 07777, uid));
   return OkStatus();
 }
 

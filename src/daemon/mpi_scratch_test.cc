@@ -17,12 +17,13 @@ TEST(MpiScratch, PointsOpenMpiThereUnlessTheJobChoseItself) {
   const std::string dir = MpiScratchDirFor("wl-0a1b2c3d");
   EXPECT_EQ(dir, "/dev/shm/cedana-mpi-wl-0a1b2c3d");
   EXPECT_EQ(AddMpiScratchEnv(&env, dir),
-            (std::vector<std::string>{"OMPI_MCA_orte_tmpdir_base", "OMPI_MCA_btl_vader_backing_directory",
-                                      "OMPI_MCA_shmem"}));
+            (std::vector<std::string>{"OMPI_MCA_orte_tmpdir_base",
+                                      "OMPI_MCA_btl_vader_backing_directory", "OMPI_MCA_shmem"}));
   EXPECT_EQ(env, (std::vector<std::string>{"PATH=/usr/bin", "OMPI_MCA_orte_tmpdir_base=" + dir,
                                            "OMPI_MCA_btl_vader_backing_directory=" + dir,
                                            "OMPI_MCA_shmem=^posix"}));
-  std::vector<std::string> own = {"OMPI_MCA_btl_vader_backing_directory=/scratch", "OMPI_MCA_shmem=posix"};
+  std::vector<std::string> own = {"OMPI_MCA_btl_vader_backing_directory=/scratch",
+                                  "OMPI_MCA_shmem=posix"};
   EXPECT_TRUE(AddMpiScratchEnv(&own, dir).empty()) << "the job's own choices are kept";
   EXPECT_EQ(own.size(), 2u);
   std::vector<std::string> own_dir = {"OMPI_MCA_orte_tmpdir_base=/scratch"};

@@ -63,8 +63,8 @@ bool Node::WorkDirClaimed(const std::string& name) const {
 
 Status CheckOwner(const Caller& caller, uid_t owner, const std::string& what) {
   if (caller.IsRoot() || caller.uid == owner) return OkStatus();
-  return PermissionDeniedError(fmt::format("{} belongs to {}, not to {}", what, UserName(owner),
-                                           UserName(caller.uid)));
+  return PermissionDeniedError(
+      fmt::format("{} belongs to {}, not to {}", what, UserName(owner), UserName(caller.uid)));
 }
 
 }  // namespace cedana::daemon

@@ -10,8 +10,8 @@
 #include <mutex>
 #include <optional>
 #include <set>
-#include <utility>
 #include <string>
+#include <utility>
 
 #include "common/config.h"
 #include "common/system_names.h"

@@ -21,11 +21,13 @@ namespace {
 
 void RecoverDump(Node& node, const DumpIntent& d) {
   // The tree is ours only while its pid still names the process the dump began with.
-  const bool alive = d.pid > 0 && d.pid_start != 0 && engine::ProcessStartTime(d.pid) == d.pid_start;
+  const bool alive =
+      d.pid > 0 && d.pid_start != 0 && engine::ProcessStartTime(d.pid) == d.pid_start;
   if (alive) {
     auto deadline = std::chrono::steady_clock::now() + node.criu().settings().timeout;
     // A CRIU that outlived its daemon still traces the tree: let it finish its step.
-    while (engine::StatusNumber(d.pid, "TracerPid").value_or(0) != 0 && std::chrono::steady_clock::now() < deadline)
+    while (engine::StatusNumber(d.pid, "TracerPid").value_or(0) != 0 &&
+           std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   Result<std::unique_ptr<storage::CheckpointStore>> store = node.OpenStore("");
@@ -37,7 +39,8 @@ void RecoverDump(Node& node, const DumpIntent& d) {
     committed = (*store)->ReadManifest(ref).has_value();
     if (!committed) {
       if (Status s = (*store)->Delete(ref); !s.ok())
-        log::Warn("recovery: removing the half-written checkpoint {}: {}", ref.Path(), s.ToString());
+        log::Warn("recovery: removing the half-written checkpoint {}: {}", ref.Path(),
+                  s.ToString());
     }
   } else {
     log::Warn("recovery: checkpoint dir: {}", store.error().ToString());
@@ -49,18 +52,23 @@ void RecoverDump(Node& node, const DumpIntent& d) {
     if (!d.workload_id.empty()) ::unlink(node.records().DumpingMarker(d.workload_id).c_str());
   };
   if (committed && !d.leave_running) {
-    if (!d.workload_id.empty()) (void)node.records().SaveEnd(d.workload_id, WorkloadEnd{d.checkpoint_id});
+    if (!d.workload_id.empty())
+      (void)node.records().SaveEnd(d.workload_id, WorkloadEnd{d.checkpoint_id});
     if (alive) engine::SignalTree(d.pid, SIGKILL);
     end_dumping();
-    log::Warn("recovery: the daemon stopped after checkpoint {} of {} was committed; finished its "
-              "stop", d.checkpoint_id, what);
+    log::Warn(
+        "recovery: the daemon stopped after checkpoint {} of {} was committed; finished its "
+        "stop",
+        d.checkpoint_id, what);
     return;
   }
   if (alive && !d.leave_running) {
     // CRIU left the stopped tree's TCP sockets in repair mode and locked: undone first.
-    const std::string dump_log = node.config().work_dir + "/" + DumpImagesName(d.checkpoint_id) + "/dump.log";
+    const std::string dump_log =
+        node.config().work_dir + "/" + DumpImagesName(d.checkpoint_id) + "/dump.log";
     if (Status s = engine::UndoLeftLock(dump_log, d.pid); !s.ok())
-      log::Warn("recovery: checkpoint {}: undoing CRIU's network lock: {}", d.checkpoint_id, s.ToString());
+      log::Warn("recovery: checkpoint {}: undoing CRIU's network lock: {}", d.checkpoint_id,
+                s.ToString());
   }
   int continued = alive && !d.leave_running ? engine::SignalTree(d.pid, SIGCONT) : 0;
   end_dumping();
@@ -79,8 +87,10 @@ void RecoverRestores(Node& node) {
     if (state.has_value() && state->status == WorkloadStatus::kRunning && state->pid > 0)
       engine::SignalTree(state->pid, SIGKILL);
     ::unlink(marker.c_str());
-    log::Warn("recovery: the daemon stopped during the streamed restore of workload {}, before "
-              "every stream was verified; killed it (the checkpoint is kept)", id);
+    log::Warn(
+        "recovery: the daemon stopped during the streamed restore of workload {}, before "
+        "every stream was verified; killed it (the checkpoint is kept)",
+        id);
   }
 }
 
@@ -111,7 +121,9 @@ void SweepWorkDir(const Node& node) {
     if (node.WorkDirClaimed(name)) continue;
     if (fs::RemoveTree(work_dir + "/" + name).ok()) ++removed;
   }
-  if (removed > 0) log::Warn("recovery: removed {} images dirs no dump or restore uses from {}", removed, work_dir);
+  if (removed > 0)
+    log::Warn("recovery: removed {} images dirs no dump or restore uses from {}", removed,
+              work_dir);
 }
 
 }  // namespace cedana::daemon

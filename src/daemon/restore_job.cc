@@ -21,8 +21,8 @@
 #include "common/scope_exit.h"
 #include "common/unique_fd.h"
 #include "daemon/caller_files.h"
-#include "daemon/mpi_scratch.h"
 #include "daemon/lineage_recorder.h"
+#include "daemon/mpi_scratch.h"
 #include "daemon/slurm_spool.h"
 #include "daemon/supervisor.h"
 #include "daemon/tcp_policy.h"
@@ -79,7 +79,8 @@ Result<std::vector<Candidate>> FindCandidates(Node& node, const Caller& caller,
 // restores files by path and checks their size). A requeued job has it there again; for a
 // resubmitted job it is written back from the checkpoint, only where slurmd keeps the dumped
 // job's script (slurm_spool.h). Returns the path it wrote, or "".
-Result<std::string> PutBackSlurmScript(const Node& node, const image::Manifest& m, WorkloadSpec* spec) {
+Result<std::string> PutBackSlurmScript(const Node& node, const image::Manifest& m,
+                                       WorkloadSpec* spec) {
   if (!m.workload.contains("slurm_script")) return std::string();
   std::string path = m.workload["slurm_script"].value("path", "");
   spec->slurm_script = path;
@@ -195,7 +196,8 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   std::unique_ptr<image::StreamedUnpack> streamed;
   {
     AsFileUser as(store_uid, store_gid);  // the unpack's threads inherit it
-    CEDANA_ASSIGN_OR_RETURN(streamed, Unpack(store, ref, m, images_dir, streaming, unpack_progress));
+    CEDANA_ASSIGN_OR_RETURN(streamed,
+                            Unpack(store, ref, m, images_dir, streaming, unpack_progress));
   }
   // From here a failure stops what is still being unpacked.
   ScopeExit stop_unpack([&] {
@@ -222,7 +224,7 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   spec.created_at_ms = NowMs();
   spec.stdout_path = o.stdout_path.empty() ? m.workload.value("stdout_path", "") : o.stdout_path;
   if (spec.stdout_path.empty()) spec.stdout_path = node.records().DirOf(spec.id) + "/output.log";
-  spec.stderr_path = !o.stderr_path.empty() ? o.stderr_path
+  spec.stderr_path = !o.stderr_path.empty()   ? o.stderr_path
                      : !o.stdout_path.empty() ? o.stdout_path
                                               : m.workload.value("stderr_path", spec.stdout_path);
   spec.images_dir = images_dir;
@@ -236,8 +238,10 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   spec.mpi_scratch_dir = m.workload.value("mpi_scratch_dir", "");
   if (!spec.mpi_scratch_dir.empty()) {
     if (!IsMpiScratchDir(spec.mpi_scratch_dir))
-      return InvalidArgumentError(fmt::format("checkpoint {} names {} for OpenMPI's files, which is no directory "
-                                              "the node daemon makes", m.id, spec.mpi_scratch_dir));
+      return InvalidArgumentError(
+          fmt::format("checkpoint {} names {} for OpenMPI's files, which is no directory "
+                      "the node daemon makes",
+                      m.id, spec.mpi_scratch_dir));
     CEDANA_RETURN_IF_ERROR(PrepareMpiScratch(spec.mpi_scratch_dir, spec.uid, spec.gid))
         << "restoring checkpoint " << m.id;
   }
@@ -259,7 +263,9 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
     }
   });
   CEDANA_RETURN_IF_ERROR(node.records().Create(spec));
-  if (streamed) CEDANA_RETURN_IF_ERROR(fs::WriteFileAtomic(node.records().VerifyingMarker(spec.id), m.id, 0600));
+  if (streamed)
+    CEDANA_RETURN_IF_ERROR(
+        fs::WriteFileAtomic(node.records().VerifyingMarker(spec.id), m.id, 0600));
 
   // The tree's own connections closed shortly before the checkpoint may hold its ports in
   // TIME_WAIT, and CRIU could not bind them (engine/time_wait.h).
@@ -276,7 +282,8 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
     served = std::make_unique<ServedImages>(streamed.get(), store_uid, store_gid);
     std::optional<std::pair<uid_t, gid_t>> criu_user;
     if (as_owner) criu_user.emplace(m.owner_uid, m.owner_gid);
-    CEDANA_ASSIGN_OR_RETURN(server, engine::ImageServe::Listen(images_dir, criu_user, served.get()));
+    CEDANA_ASSIGN_OR_RETURN(server,
+                            engine::ImageServe::Listen(images_dir, criu_user, served.get()));
   }
   Result<SupervisorStarted> started =
       LaunchSupervisor(node.records(), spec.id, node.self_exe(), spec.criu_timeout_seconds + 30);
@@ -311,11 +318,11 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   // "unpack": verifying and unpacking the streams, and the rest of "total" is mostly CRIU's;
   // "streamed, heads": until CRIU could start, and "total" includes the rest of the unpack.
   auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
-  log::Info("restore: checkpoint {} restored as workload {} (pid {}, {} {} ms, total {} ms)",
-            m.id, spec.id, started->pid, streamed ? "streamed, heads" : "unpack",
-            ms(unpacked - began), ms(std::chrono::steady_clock::now() - began));
-  return RestoreOutcome{spec.id, started->pid, m.id, m.duration_ms, m.created_at_ms, m.reason,
-                        spec.stdout_path, {}};
+  log::Info("restore: checkpoint {} restored as workload {} (pid {}, {} {} ms, total {} ms)", m.id,
+            spec.id, started->pid, streamed ? "streamed, heads" : "unpack", ms(unpacked - began),
+            ms(std::chrono::steady_clock::now() - began));
+  return RestoreOutcome{spec.id,  started->pid,     m.id, m.duration_ms, m.created_at_ms,
+                        m.reason, spec.stdout_path, {}};
 }
 
 }  // namespace
@@ -327,7 +334,8 @@ Result<RestoreOutcome> RunRestore(Node& node, const Caller& caller, const Restor
   CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(options.dir));
   // Runs of this node that just ended by themselves count before a label is resumed.
   if (!options.label.empty())
-    if (Status s = RecordFinishedRuns(node); !s.ok()) log::Warn("restore: lineage: {}", s.ToString());
+    if (Status s = RecordFinishedRuns(node); !s.ok())
+      log::Warn("restore: lineage: {}", s.ToString());
   std::vector<Candidate> candidates;
   {
     // A user's own checkpoints are listed with that user's identity in unprivileged mode.
@@ -339,7 +347,8 @@ Result<RestoreOutcome> RunRestore(Node& node, const Caller& caller, const Restor
   Status last;
   for (const auto& c : candidates) {
     bool streaming_failed = false;
-    Result<RestoreOutcome> r = RestoreOne(node, *store, c, options, progress, true, &streaming_failed);
+    Result<RestoreOutcome> r =
+        RestoreOne(node, *store, c, options, progress, true, &streaming_failed);
     if (!r.has_value() && streaming_failed) {
       log::Warn("restore: streamed restore of {} failed ({}); restoring it after a full unpack",
                 c.second.id, r.error().ToString());
@@ -348,9 +357,9 @@ Result<RestoreOutcome> RunRestore(Node& node, const Caller& caller, const Restor
       // The first failure is the one that says why (a retry may only find the failed attempt's
       // pids not yet free).
       if (!r.has_value())
-        r = Status(streamed_error.code(), streamed_error.message() +
-                                              "; restoring it after a full unpack failed too: " +
-                                              r.error().message());
+        r = Status(streamed_error.code(),
+                   streamed_error.message() +
+                       "; restoring it after a full unpack failed too: " + r.error().message());
     }
     if (r.has_value()) {
       r->skipped = skipped;
@@ -363,8 +372,8 @@ Result<RestoreOutcome> RunRestore(Node& node, const Caller& caller, const Restor
   if (candidates.size() == 1) return last;
   std::string all;
   for (const auto& s : skipped) all += "\n  " + s;
-  return Status(last.code(), fmt::format("no checkpoint of label {} could be restored:{}",
-                                         options.label, all));
+  return Status(last.code(),
+                fmt::format("no checkpoint of label {} could be restored:{}", options.label, all));
 }
 
 }  // namespace cedana::daemon

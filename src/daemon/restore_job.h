@@ -21,7 +21,7 @@ struct RestoreOptions {
   std::string stderr_path;
   std::string job_id;
   uint32_t restart_count = 0;  // the SLURM job's restarts at this run
-  pid_t owner_pid = 0;  // the SLURM job proxy, if any
+  pid_t owner_pid = 0;         // the SLURM job proxy, if any
   // Only the caller's own checkpoints, even for root: a job resumes its user's work only.
   bool callers_own_only = false;
 };
@@ -32,12 +32,13 @@ struct RestoreOutcome {
   std::string checkpoint_id;
   int64_t checkpoint_duration_ms = 0;  // how long that checkpoint took to make
   int64_t checkpoint_created_at_ms = 0;
-  std::string checkpoint_reason;      // "" for a checkpoint made before reasons
+  std::string checkpoint_reason;  // "" for a checkpoint made before reasons
   std::string stdout_path;
   std::vector<std::string> skipped;  // "<id>: <why>" for each checkpoint that was passed over
 };
 
-using RestoreProgress = std::function<void(const std::string& phase, uint64_t done, uint64_t total)>;
+using RestoreProgress =
+    std::function<void(const std::string& phase, uint64_t done, uint64_t total)>;
 
 Result<RestoreOutcome> RunRestore(Node& node, const Caller& caller, const RestoreOptions& options,
                                   const RestoreProgress& progress);

@@ -11,10 +11,10 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <memory>
-#include <optional>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -26,13 +26,13 @@
 #include "common/unique_fd.h"
 #include "common/version.h"
 #include "daemon/agent.h"
+#include "daemon/connection_limits.h"
+#include "daemon/handlers.h"
 #include "daemon/housekeeper.h"
 #include "daemon/recovery.h"
-#include "daemon/connection_limits.h"
-#include "image/manifest.h"
-#include "daemon/handlers.h"
 #include "daemon/thread_group.h"
 #include "engine/breakpoint_probe.h"
+#include "image/manifest.h"
 #include "protocol/client.h"
 #include "protocol/daemon_request.h"
 
@@ -61,8 +61,9 @@ Result<bool> DecideNoBreakpoints(const std::string& mode) {
   if (mode == "off") return false;
   CEDANA_ASSIGN_OR_RETURN(bool works, engine::HardwareBreakpointsWork());
   if (!works)
-    log::Warn("daemon: hardware breakpoints do not work on this machine; running CRIU with its "
-              "no-breakpoint fallback (CRIU_FAULT=130)");
+    log::Warn(
+        "daemon: hardware breakpoints do not work on this machine; running CRIU with its "
+        "no-breakpoint fallback (CRIU_FAULT=130)");
   return !works;
 }
 
@@ -78,7 +79,8 @@ Result<UniqueFd> Listen(const std::string& path) {
   if (!fd.valid()) return ErrnoStatus(errno, "socket");
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path) return InvalidArgumentError("socket path too long: " + path);
+  if (path.size() >= sizeof addr.sun_path)
+    return InvalidArgumentError("socket path too long: " + path);
   std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
   if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
     return ErrnoStatus(errno, "binding " + path);
@@ -120,8 +122,10 @@ void RefuseConnection(int fd, uid_t uid, const std::string& why) {
   (void)::send(fd, line.data(), line.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
   static std::atomic<int64_t> last_logged_s{0};
   int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(
-                      std::chrono::steady_clock::now().time_since_epoch()).count();
-  if (last_logged_s.exchange(now_s) != now_s) log::Warn("daemon: refused a connection of uid {}: {}", uid, why);
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count();
+  if (last_logged_s.exchange(now_s) != now_s)
+    log::Warn("daemon: refused a connection of uid {}: {}", uid, why);
 }
 
 std::string SelfExe() {
@@ -153,8 +157,8 @@ int RunDaemon(const Config& config) {
 
   Result<bool> no_breakpoints = DecideNoBreakpoints(config.criu_no_breakpoints);
   if (!no_breakpoints.has_value()) return fail(no_breakpoints.error());
-  engine::CriuSettings settings{config.criu_binary, std::chrono::seconds(config.criu_timeout_seconds),
-                                *no_breakpoints};
+  engine::CriuSettings settings{config.criu_binary,
+                                std::chrono::seconds(config.criu_timeout_seconds), *no_breakpoints};
   Result<engine::CriuClient> criu = engine::CriuClient::Create(settings);
   if (!criu.has_value()) return fail(criu.error());
   Result<std::string> criu_version = criu->Version();
@@ -163,8 +167,7 @@ int RunDaemon(const Config& config) {
     // Not fatal: root's own workloads still work; users' dumps fail with this same message.
     if (Status s = engine::CheckUnprivilegedCapable(criu->settings().binary); !s.ok())
       log::Warn("daemon: {}", s.message());
-    else
-      log::Info("daemon: unprivileged mode: CRIU runs as each workload's owner");
+    else log::Info("daemon: unprivileged mode: CRIU runs as each workload's owner");
   }
   Result<std::string> key = LoadOrCreateClusterKey(config.cluster_key_file);
   if (!key.has_value()) return fail(key.error());
@@ -186,11 +189,14 @@ int RunDaemon(const Config& config) {
   int running = 0;
   if (auto ids = node.records().List(); ids.has_value())
     for (const auto& id : *ids)
-      if (auto st = node.records().LoadState(id); st.has_value() && st->status == WorkloadStatus::kRunning)
+      if (auto st = node.records().LoadState(id);
+          st.has_value() && st->status == WorkloadStatus::kRunning)
         ++running;
-  log::Info("daemon: cedana {} listening on {} (criu {} at {}, no-breakpoints {}, {} running "
-            "workloads found)", kVersion, config.socket_path, *criu_version,
-            node.criu().settings().binary, *no_breakpoints ? "on" : "off", running);
+  log::Info(
+      "daemon: cedana {} listening on {} (criu {} at {}, no-breakpoints {}, {} running "
+      "workloads found)",
+      kVersion, config.socket_path, *criu_version, node.criu().settings().binary,
+      *no_breakpoints ? "on" : "off", running);
 
   // Declared after node: stopped before node goes.
   Housekeeper housekeeper(node);
@@ -199,7 +205,9 @@ int RunDaemon(const Config& config) {
   std::optional<Agent> agent;
   if (!config.url.empty()) {
     if (config.auth_token.empty()) {
-      log::Warn("daemon: connection.url is set but connection.auth_token is not: not reporting to the controller");
+      log::Warn(
+          "daemon: connection.url is set but connection.auth_token is not: not reporting to the "
+          "controller");
     } else {
       agent.emplace(node, node.hostname());
       agent->Start();
@@ -231,17 +239,19 @@ int RunDaemon(const Config& config) {
         RefuseConnection(conn.get(), cred.uid, why);
         continue;
       }
-      connections.Start([&node, &limits, c = std::make_shared<UniqueFd>(std::move(conn)), cred, accepted] {
-        ServeConnection(node, std::move(*c), Caller{cred.uid, cred.gid, cred.pid}, accepted);
-        limits.Release(cred.uid);
-      });
+      connections.Start(
+          [&node, &limits, c = std::make_shared<UniqueFd>(std::move(conn)), cred, accepted] {
+            ServeConnection(node, std::move(*c), Caller{cred.uid, cred.gid, cred.pid}, accepted);
+            limits.Release(cred.uid);
+          });
     }
   }
   ::unlink(config.socket_path.c_str());
   // Requests in flight finish before we exit, however long they take: a dump ends or rolls back
   // by itself (CRIU's own deadline bounds it), never half done.
   connections.Wait(std::chrono::seconds(10), [](size_t n) {
-    log::Info("daemon: waiting for {} request(s) in flight to finish (a dump ends or rolls back)", n);
+    log::Info("daemon: waiting for {} request(s) in flight to finish (a dump ends or rolls back)",
+              n);
   });
   return 0;
 }

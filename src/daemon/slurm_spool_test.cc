@@ -26,7 +26,8 @@ class WriteSlurmScriptTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(fs::MakeDirs(spool_, 0755).ok()); }
   Status Write(const std::string& spool, const std::string& job, const std::string& path) {
-    return WriteSlurmScript(spool, job, path, "#!/bin/bash\necho hi\n", 04755, ::getuid(), ::getgid());
+    return WriteSlurmScript(spool, job, path, "#!/bin/bash\necho hi\n", 04755, ::getuid(),
+                            ::getgid());
   }
   TempDir tmp_;
   std::string spool_ = tmp_.Sub("spool");
@@ -46,9 +47,9 @@ TEST_F(WriteSlurmScriptTest, WritesAtTheJobsOwnPlace) {
 }
 
 TEST_F(WriteSlurmScriptTest, AnyOtherPathIsRefused) {
-  for (const std::string& path :
-       std::vector<std::string>{"/etc/cron.d/job00007/slurm_script", spool_ + "/job00008/slurm_script",
-                                spool_ + "/job7/slurm_script", spool_ + "/job00007/../x/slurm_script"}) {
+  for (const std::string& path : std::vector<std::string>{
+           "/etc/cron.d/job00007/slurm_script", spool_ + "/job00008/slurm_script",
+           spool_ + "/job7/slurm_script", spool_ + "/job00007/../x/slurm_script"}) {
     Status s = Write(spool_, "7", path);
     EXPECT_EQ(s.code(), Code::kInvalidArgument) << path;
     EXPECT_NE(s.message().find("slurmd keeps job 7's at"), std::string::npos) << s.message();

@@ -50,11 +50,13 @@ uint64_t InodeOf(int fd) {
 // The workload's output file. The default one in the daemon's own record dir is created by
 // root and given to the user; any other path comes from the request and is opened with the
 // user's identity (caller_files.h), so root never writes where the user could not.
-Result<UniqueFd> OpenOutput(const std::string& path, const WorkloadSpec& spec, const std::string& record_dir) {
+Result<UniqueFd> OpenOutput(const std::string& path, const WorkloadSpec& spec,
+                            const std::string& record_dir) {
   if (path.rfind(record_dir + "/", 0) != 0 || path.find("/../") != std::string::npos)
     return OpenOutputAs(path, spec.uid, spec.gid);
   bool existed = fs::Exists(path);
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, kOutputFileMode));
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+                     kOutputFileMode));
   if (!fd.valid()) return ErrnoStatus(errno, "opening output file " + path);
   if (!existed && ::fchown(fd.get(), spec.uid, spec.gid) != 0) {
     // Not fatal: root-squashed NFS refuses chown; the file stays readable.
@@ -98,7 +100,8 @@ Result<pid_t> StartWorkload(const WorkloadSpec& spec, Pipes& pipes) {
   c.new_session = true;
   if (!spec.unprivileged) c.namespaces = CLONE_NEWPID | CLONE_NEWIPC;
   Result<pid_t> pid = subprocess::Start(c);
-  if (!pid.has_value()) return InvalidArgumentError("starting the workload: " + pid.error().message());
+  if (!pid.has_value())
+    return InvalidArgumentError("starting the workload: " + pid.error().message());
   return *pid;
 }
 
@@ -110,9 +113,11 @@ Result<pid_t> RestoreWithCriu(const WorkloadSpec& spec, Pipes& pipes) {
   req.images_dir = spec.images_dir;
   // The workload wrote to pipes; reconnect its ends to the new pipes of this attempt.
   if (spec.dumped_stdout_ino != 0)
-    req.inherit_fds.emplace_back(fmt::format("pipe:[{}]", spec.dumped_stdout_ino), pipes.out_w.get());
+    req.inherit_fds.emplace_back(fmt::format("pipe:[{}]", spec.dumped_stdout_ino),
+                                 pipes.out_w.get());
   if (spec.dumped_stderr_ino != 0)
-    req.inherit_fds.emplace_back(fmt::format("pipe:[{}]", spec.dumped_stderr_ino), pipes.err_w.get());
+    req.inherit_fds.emplace_back(fmt::format("pipe:[{}]", spec.dumped_stderr_ino),
+                                 pipes.err_w.get());
   req.shell_job = spec.dumped_stdout_ino == 0;  // a --pid dump of a process we did not start
   req.tcp_established = spec.restore_tcp == "established";
   req.tcp_close = spec.restore_tcp == "close";
@@ -218,7 +223,8 @@ void SuperviseUntilExit(WorkloadRecords& records, const std::string& id, Workloa
           state.exit_code = WEXITSTATUS(st);
           // A program that handles a signal may still exit: what asked for the end decides.
           state.ended_by_itself = !killed_for_owner && !fs::Exists(records.DumpingMarker(id)) &&
-                                  !fs::Exists(records.KillMarker(id)) && !records.LoadEnd(id).has_value();
+                                  !fs::Exists(records.KillMarker(id)) &&
+                                  !records.LoadEnd(id).has_value();
         } else if (WIFSIGNALED(st)) {
           state.signal = WTERMSIG(st);
           state.exit_code = 128 + state.signal;
@@ -233,7 +239,8 @@ void SuperviseUntilExit(WorkloadRecords& records, const std::string& id, Workloa
       state.ended_at_ms = NowMs();
     }
     bool pipes_done = !out_r.valid() && !err_r.valid();
-    if (exited && (pipes_done || std::chrono::steady_clock::now() - exited_at > std::chrono::seconds(5)))
+    if (exited &&
+        (pipes_done || std::chrono::steady_clock::now() - exited_at > std::chrono::seconds(5)))
       break;
   }
   ReapOrphans(id);
@@ -288,11 +295,12 @@ int RunSupervisor(const std::string& workload_dir, int report_fd) {
     // CRIU running as the owner reopens the inherited pipe ends through /proc/self/fd, which
     // the pipe inode's owner and mode (root, 0600) would refuse.
     for (int fd : {pipes->out_w.get(), pipes->err_w.get()})
-      if (::fchown(fd, spec->uid, spec->gid) != 0) return fail(ErrnoStatus(errno, "giving the output pipes to the workload's owner"));
+      if (::fchown(fd, spec->uid, spec->gid) != 0)
+        return fail(ErrnoStatus(errno, "giving the output pipes to the workload's owner"));
   }
 
-  Result<pid_t> pid = spec->mode == "restore" ? RestoreWithCriu(*spec, *pipes)
-                                              : StartWorkload(*spec, *pipes);
+  Result<pid_t> pid =
+      spec->mode == "restore" ? RestoreWithCriu(*spec, *pipes) : StartWorkload(*spec, *pipes);
   if (!pid.has_value()) return fail(pid.error());
 
   state.pid = *pid;
@@ -340,16 +348,16 @@ Result<SupervisorStarted> LaunchSupervisor(const WorkloadRecords& records, const
   shim.detached = true;
   Result<pid_t> started = subprocess::Start(shim);
   if (!started.has_value())
-    return Status(started.error().code(), fmt::format("workload {}: starting the supervisor: {}", id,
-                                                      started.error().message()));
+    return Status(started.error().code(), fmt::format("workload {}: starting the supervisor: {}",
+                                                      id, started.error().message()));
   report_w.Reset();
 
   protocol::MessageReader reader(report_r.get());
   pollfd p{report_r.get(), POLLIN, 0};
   int ready = ::poll(&p, 1, timeout_seconds * 1000);
   if (ready == 0)
-    return DeadlineExceededError(fmt::format("workload {}: supervisor did not report within {} s",
-                                             id, timeout_seconds));
+    return DeadlineExceededError(
+        fmt::format("workload {}: supervisor did not report within {} s", id, timeout_seconds));
   Result<protocol::Message> m = reader.Read();
   if (!m.has_value())
     return UnavailableError(fmt::format(

@@ -16,7 +16,7 @@
 namespace cedana::daemon {
 
 struct SupervisorStarted {
-  pid_t pid = 0;             // the workload's init, host pid
+  pid_t pid = 0;  // the workload's init, host pid
   pid_t supervisor_pid = 0;
 };
 

@@ -10,7 +10,8 @@ Result<OutsideTcp> ParseOutsideTcp(const std::string& value) {
   if (value == "close") return OutsideTcp::kClose;
   return InvalidArgumentError(fmt::format(
       "tcp: '{}' is not one of refuse, established, close (what a checkpoint does with a TCP "
-      "connection to a peer outside the job)", value));
+      "connection to a peer outside the job)",
+      value));
 }
 
 std::string TcpModeName(TcpMode mode) {
@@ -26,10 +27,12 @@ Result<TcpMode> ParseTcpModeName(const std::string& name) {
   if (name.empty()) return TcpMode::kNone;
   if (name == "established") return TcpMode::kEstablished;
   if (name == "close") return TcpMode::kClose;
-  return InvalidArgumentError("the checkpoint's tcp mode '" + name + "' is not established or close");
+  return InvalidArgumentError("the checkpoint's tcp mode '" + name +
+                              "' is not established or close");
 }
 
-Result<TcpDecision> DecideTcp(const std::vector<engine::TcpConnection>& connections, OutsideTcp outside) {
+Result<TcpDecision> DecideTcp(const std::vector<engine::TcpConnection>& connections,
+                              OutsideTcp outside) {
   TcpDecision d;
   if (connections.empty()) return d;
   const engine::TcpConnection* first_outside = nullptr;
@@ -58,13 +61,13 @@ Result<TcpDecision> DecideTcpForTree(pid_t root, OutsideTcp outside, bool criu_u
   if (!sockets.has_value())
     return sockets.error().WithContext(fmt::format("listing the TCP sockets of pid {}", root));
   Result<TcpDecision> decided = DecideTcp(sockets->connections, outside);
-  if (!decided.has_value())
-    return decided.error().WithContext(fmt::format("pid {}", root));
+  if (!decided.has_value()) return decided.error().WithContext(fmt::format("pid {}", root));
   if (decided->mode == TcpMode::kEstablished && criu_unprivileged)
-    return UnsupportedError(fmt::format(
-        "pid {}: it holds TCP connections, whose checkpoint needs CRIU's "
-        "network lock, and CRIU runs as the job's owner (unprivileged mode) without the right to set it",
-        root));
+    return UnsupportedError(
+        fmt::format("pid {}: it holds TCP connections, whose checkpoint needs CRIU's "
+                    "network lock, and CRIU runs as the job's owner (unprivileged mode) without "
+                    "the right to set it",
+                    root));
   decided->ports = std::move(sockets->local_ports);
   return decided;
 }

@@ -27,7 +27,7 @@ Result<OutsideTcp> ParseOutsideTcp(const std::string& value);
 
 // What CRIU is told.
 enum class TcpMode { kNone, kEstablished, kClose };
-std::string TcpModeName(TcpMode mode);                 // "", "established", "close"
+std::string TcpModeName(TcpMode mode);                      // "", "established", "close"
 Result<TcpMode> ParseTcpModeName(const std::string& name);  // from a manifest
 
 struct TcpDecision {
@@ -36,7 +36,8 @@ struct TcpDecision {
   std::set<uint16_t> ports;  // the tree's bound local ports, which a restore binds again
 };
 // kUnsupported naming the first outside peer when `outside` refuses it.
-Result<TcpDecision> DecideTcp(const std::vector<engine::TcpConnection>& connections, OutsideTcp outside);
+Result<TcpDecision> DecideTcp(const std::vector<engine::TcpConnection>& connections,
+                              OutsideTcp outside);
 // DecideTcp for the tree rooted at `root`, its sockets read from /proc now (while it runs: a
 // connection made before CRIU freezes it fails the dump, and the tree runs on), with its
 // ports. With

@@ -27,7 +27,8 @@ TEST(TcpPolicyTest, AnOutsidePeerIsRefusedByNameUnlessTheSettingSaysOtherwise) {
   auto refused = DecideTcp({kLoopbackPair, kDatabase}, OutsideTcp::kRefuse);
   ASSERT_FALSE(refused.has_value());
   EXPECT_EQ(refused.error().code(), Code::kUnsupported);
-  EXPECT_NE(refused.error().message().find("TCP connection to 10.0.0.5:5432 (from 10.0.0.9:42000) is outside the job"),
+  EXPECT_NE(refused.error().message().find(
+                "TCP connection to 10.0.0.5:5432 (from 10.0.0.9:42000) is outside the job"),
             std::string::npos);
   auto closed = DecideTcp({kLoopbackPair, kDatabase}, OutsideTcp::kClose);
   ASSERT_TRUE(closed.has_value());

@@ -40,18 +40,21 @@ void ThreadGroup::JoinFinishedLocked() {
 
 size_t ThreadGroup::Running() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return static_cast<size_t>(std::count_if(members_.begin(), members_.end(),
-                                           [](const Member& m) { return !m.finished; }));
+  return static_cast<size_t>(
+      std::count_if(members_.begin(), members_.end(), [](const Member& m) { return !m.finished; }));
 }
 
-void ThreadGroup::Wait(std::chrono::milliseconds interval, const std::function<void(size_t)>& waiting) {
+void ThreadGroup::Wait(std::chrono::milliseconds interval,
+                       const std::function<void(size_t)>& waiting) {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     JoinFinishedLocked();
     if (members_.empty()) return;
-    if (!finished_.wait_for(lock, interval, [this] {
-          return std::any_of(members_.begin(), members_.end(), [](const Member& m) { return m.finished; });
-        }) &&
+    if (!finished_.wait_for(lock, interval,
+                            [this] {
+                              return std::any_of(members_.begin(), members_.end(),
+                                                 [](const Member& m) { return m.finished; });
+                            }) &&
         waiting) {
       waiting(members_.size());
     }

@@ -89,11 +89,16 @@ Result<WorkloadSpec> SpecFromJson(const json& j) {
 }
 
 json StateToJson(const WorkloadState& s) {
-  return {{"status", StatusName(s.status)}, {"pid", s.pid},
-          {"supervisor_pid", s.supervisor_pid}, {"stdout_ino", s.stdout_ino},
-          {"stderr_ino", s.stderr_ino}, {"exit_code", s.exit_code},
-          {"signal", s.signal}, {"error", s.error},
-          {"started_at_ms", s.started_at_ms}, {"ended_at_ms", s.ended_at_ms},
+  return {{"status", StatusName(s.status)},
+          {"pid", s.pid},
+          {"supervisor_pid", s.supervisor_pid},
+          {"stdout_ino", s.stdout_ino},
+          {"stderr_ino", s.stderr_ino},
+          {"exit_code", s.exit_code},
+          {"signal", s.signal},
+          {"error", s.error},
+          {"started_at_ms", s.started_at_ms},
+          {"ended_at_ms", s.ended_at_ms},
           {"ended_by_itself", s.ended_by_itself}};
 }
 
@@ -116,7 +121,8 @@ Result<WorkloadState> StateFromJson(const json& j) {
   return s;
 }
 
-WorkloadRecords::WorkloadRecords(std::string state_dir) : root_(std::move(state_dir) + "/workloads") {}
+WorkloadRecords::WorkloadRecords(std::string state_dir)
+    : root_(std::move(state_dir) + "/workloads") {}
 
 std::string WorkloadRecords::DirOf(const std::string& id) const { return root_ + "/" + id; }
 
@@ -167,7 +173,8 @@ std::optional<WorkloadNotice> WorkloadRecords::LoadNotice(const std::string& id)
   if (!j.has_value() || !j->is_object() || !j->contains("text") || !j->at("text").is_string())
     return std::nullopt;
   const json& at = j->contains("at_ms") ? j->at("at_ms") : json();
-  return WorkloadNotice{j->at("text").get<std::string>(), at.is_number_integer() ? at.get<int64_t>() : 0};
+  return WorkloadNotice{j->at("text").get<std::string>(),
+                        at.is_number_integer() ? at.get<int64_t>() : 0};
 }
 
 Status WorkloadRecords::SaveNotice(const std::string& id, const WorkloadNotice& notice) const {

@@ -32,20 +32,20 @@ struct WorkloadSpec {
   uid_t uid = 0;
   gid_t gid = 0;
   std::vector<gid_t> groups;
-  std::string stdout_path;  // appended to
-  std::string stderr_path;  // appended to; may equal stdout_path
-  std::string job_id;       // SLURM job id, if any
-  uint32_t restart_count = 0;  // the SLURM job's restarts (SLURM_RESTART_COUNT) at this run
-  pid_t owner_pid = 0;      // the SLURM job proxy: when it dies the workload is killed
-  std::string slurm_script; // the batch script bash reads as it runs (kept with checkpoints)
+  std::string stdout_path;      // appended to
+  std::string stderr_path;      // appended to; may equal stdout_path
+  std::string job_id;           // SLURM job id, if any
+  uint32_t restart_count = 0;   // the SLURM job's restarts (SLURM_RESTART_COUNT) at this run
+  pid_t owner_pid = 0;          // the SLURM job proxy: when it dies the workload is killed
+  std::string slurm_script;     // the batch script bash reads as it runs (kept with checkpoints)
   std::string mpi_scratch_dir;  // OpenMPI's files (daemon/mpi_scratch.h); "" = none
   int64_t created_at_ms = 0;
   // restore mode
   std::string images_dir;
-  std::string restored_from;          // checkpoint id
-  uint64_t dumped_stdout_ino = 0;     // pipe inodes in the images (CRIU inherit-fd keys)
+  std::string restored_from;       // checkpoint id
+  uint64_t dumped_stdout_ino = 0;  // pipe inodes in the images (CRIU inherit-fd keys)
   uint64_t dumped_stderr_ino = 0;
-  std::string restore_tcp;            // "", "established", "close": as the dump (tcp_policy.h)
+  std::string restore_tcp;  // "", "established", "close": as the dump (tcp_policy.h)
   // CRIU settings resolved by the daemon
   std::string criu_binary;
   int criu_timeout_seconds = 120;
@@ -63,13 +63,13 @@ enum class WorkloadStatus { kStarting, kRunning, kExited, kFailed };
 
 struct WorkloadState {
   WorkloadStatus status = WorkloadStatus::kStarting;
-  pid_t pid = 0;             // host pid of the workload's init
+  pid_t pid = 0;  // host pid of the workload's init
   pid_t supervisor_pid = 0;
-  uint64_t stdout_ino = 0;   // inodes of the pipes the workload writes to now
+  uint64_t stdout_ino = 0;  // inodes of the pipes the workload writes to now
   uint64_t stderr_ino = 0;
-  int exit_code = -1;        // exit status, or 128+signal
+  int exit_code = -1;  // exit status, or 128+signal
   int signal = 0;
-  std::string error;         // why it failed to start
+  std::string error;  // why it failed to start
   int64_t started_at_ms = 0;
   int64_t ended_at_ms = 0;
   // Its program exited (any status), not killed and not stopped by a checkpoint, nor ended by
@@ -111,7 +111,8 @@ class WorkloadRecords {
   Status Remove(const std::string& id) const;
   // A dump is in progress: the supervisor must not kill the workload when its owner dies.
   std::string DumpingMarker(const std::string& id) const { return DirOf(id) + "/dumping"; }
-  // A kill was asked for (`cedana kill`): however the workload then exits, it did not end by itself.
+  // A kill was asked for (`cedana kill`): however the workload then exits, it did not end by
+  // itself.
   std::string KillMarker(const std::string& id) const { return DirOf(id) + "/kill-requested"; }
   // A streamed restore's tree is stopped until every stream is verified; a daemon that finds
   // this marker at start must kill the tree, never continue it (daemon/recovery.h).

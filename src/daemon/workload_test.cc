@@ -10,7 +10,8 @@ namespace {
 TEST(WorkloadTest, LabelValidation) {
   for (std::string ok : std::vector<std::string>{"victim", "a", "job_1.2-x", std::string(128, 'a')})
     EXPECT_TRUE(ValidateLabel(ok).ok()) << ok;
-  for (std::string bad : std::vector<std::string>{"", ".hidden", "-x", "a/b", "a b", "x;y", std::string(129, 'a'), "..", "é"}) {
+  for (std::string bad : std::vector<std::string>{"", ".hidden", "-x", "a/b", "a b", "x;y",
+                                                  std::string(129, 'a'), "..", "é"}) {
     Status s = ValidateLabel(bad);
     EXPECT_EQ(s.code(), Code::kInvalidArgument) << bad;
     EXPECT_NE(s.message().find("letters, digits"), std::string::npos);

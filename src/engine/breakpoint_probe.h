@@ -1,7 +1,8 @@
 // Probes whether hardware breakpoints work on this machine. CRIU's parasite cure sets a debug-
 // register breakpoint and waits for it; on VMs without working debug registers it waits forever
-// with the task frozen (docs/architecture.md, "CRIU: swrk RPC, deadlines, and the breakpoint fallback"). Where the probe fails, CRIU must run with its
-// no-breakpoint fallback (CRIU_FAULT=130). Run once at daemon start; thread-safe.
+// with the task frozen (docs/architecture.md, "CRIU: swrk RPC, deadlines, and the breakpoint
+// fallback"). Where the probe fails, CRIU must run with its no-breakpoint fallback
+// (CRIU_FAULT=130). Run once at daemon start; thread-safe.
 #pragma once
 
 #include "common/result.h"

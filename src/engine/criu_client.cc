@@ -48,11 +48,13 @@ std::vector<std::string> CriuEnvironment(const CriuSettings& settings,
                                          const std::optional<RunAs>& files_owner) {
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e)
-    if (std::strncmp(*e, "CRIU_FAULT=", 11) != 0 && std::strncmp(*e, "CRIU_RESTORE_FS_OWNER=", 22) != 0)
+    if (std::strncmp(*e, "CRIU_FAULT=", 11) != 0 &&
+        std::strncmp(*e, "CRIU_RESTORE_FS_OWNER=", 22) != 0)
       env.emplace_back(*e);
   if (settings.no_breakpoints) env.push_back(std::string("CRIU_FAULT=") + kCriuFaultNoBreakpoints);
   if (files_owner) {
-    std::string owner = fmt::format("CRIU_RESTORE_FS_OWNER={}:{}", files_owner->uid, files_owner->gid);
+    std::string owner =
+        fmt::format("CRIU_RESTORE_FS_OWNER={}:{}", files_owner->uid, files_owner->gid);
     for (size_t i = 0; i < files_owner->groups.size(); ++i)
       owner += fmt::format("{}{}", i == 0 ? ":" : ",", files_owner->groups[i]);
     env.push_back(std::move(owner));
@@ -65,7 +67,8 @@ std::vector<std::string> CriuEnvironment(const CriuSettings& settings,
 // from its binary's file capabilities when it is exec'd). CRIU must not die with our terminal's
 // signals: we stop it ourselves at the deadline.
 subprocess::Command CriuCommand(const CriuSettings& settings, std::vector<std::string> args,
-                                const std::vector<int>& keep_fds, const std::optional<RunAs>& run_as,
+                                const std::vector<int>& keep_fds,
+                                const std::optional<RunAs>& run_as,
                                 const std::optional<RunAs>& files_owner) {
   subprocess::Command c;
   c.argv = std::move(args);
@@ -87,8 +90,9 @@ Result<SwrkProcess> StartSwrk(const CriuSettings& settings, const std::vector<in
   std::vector<int> fds = keep_fds;
   fds.push_back(theirs.get());
   CEDANA_ASSIGN_OR_RETURN(
-      pid_t pid, subprocess::Start(CriuCommand(settings, {settings.binary, "swrk", std::to_string(theirs.get())},
-                                               fds, run_as, files_owner)));
+      pid_t pid, subprocess::Start(
+                     CriuCommand(settings, {settings.binary, "swrk", std::to_string(theirs.get())},
+                                 fds, run_as, files_owner)));
   return SwrkProcess{pid, std::move(ours)};
 }
 
@@ -138,7 +142,8 @@ std::string ErrorLines(const std::string& log, int max = 4) {
   std::string line, out;
   int n = 0;
   while (n < max && std::getline(in, line)) {
-    if (line.find("Error (") == std::string::npos || line.find("RLIMIT_NOFILE") != std::string::npos)
+    if (line.find("Error (") == std::string::npos ||
+        line.find("RLIMIT_NOFILE") != std::string::npos)
       continue;
     out += (out.empty() ? "" : "; ") + line.substr(line.find("Error ("));
     ++n;
@@ -227,9 +232,18 @@ std::string NetworkLockArg(bool tcp_established) {
 
 // `criu dump --stream` with the options Dump sets over RPC.
 std::vector<std::string> StreamingDumpArgs(const CriuSettings& settings, const DumpRequest& r) {
-  std::vector<std::string> args = {settings.binary, "dump", "--stream", "-D", r.images_dir,
-                                   "-t", std::to_string(r.pid), "-o", "dump.log", "-v4",
-                                   "--manage-cgroups=ignore", NetworkLockArg(r.tcp_established),
+  std::vector<std::string> args = {settings.binary,
+                                   "dump",
+                                   "--stream",
+                                   "-D",
+                                   r.images_dir,
+                                   "-t",
+                                   std::to_string(r.pid),
+                                   "-o",
+                                   "dump.log",
+                                   "-v4",
+                                   "--manage-cgroups=ignore",
+                                   NetworkLockArg(r.tcp_established),
                                    "--ext-unix-sk"};
   if (r.leave_running) args.push_back("--leave-running");
   if (r.leave_stopped) args.push_back("--leave-stopped");
@@ -244,10 +258,21 @@ std::vector<std::string> StreamingDumpArgs(const CriuSettings& settings, const D
 // `criu restore --stream` with the options Restore sets over RPC, the restored tree left
 // stopped, and its root's pid written to <images_dir>/restored.pid.
 std::vector<std::string> StreamingRestoreArgs(const RestoreRequest& r, const std::string& binary) {
-  std::vector<std::string> args = {binary, "restore", "--stream", "-D", r.images_dir,
-                                   "-o", "restore.log", "-v4", "--manage-cgroups=ignore",
-                                   NetworkLockArg(r.tcp_established), "--ext-unix-sk", "--file-locks",
-                                   "--restore-detached", "--pidfile", r.images_dir + "/restored.pid"};
+  std::vector<std::string> args = {binary,
+                                   "restore",
+                                   "--stream",
+                                   "-D",
+                                   r.images_dir,
+                                   "-o",
+                                   "restore.log",
+                                   "-v4",
+                                   "--manage-cgroups=ignore",
+                                   NetworkLockArg(r.tcp_established),
+                                   "--ext-unix-sk",
+                                   "--file-locks",
+                                   "--restore-detached",
+                                   "--pidfile",
+                                   r.images_dir + "/restored.pid"};
   if (r.tcp_established) args.push_back("--tcp-established");
   if (r.tcp_close) args.push_back("--tcp-close");
   if (r.rst_sibling) args.push_back("--restore-sibling");
@@ -336,9 +361,9 @@ Result<CriuClient> CriuClient::Create(CriuSettings settings) {
   CriuClient client(std::move(settings));
   CEDANA_ASSIGN_OR_RETURN(std::string version, client.Version());
   if (version.empty() || version[0] < '4' || (version.size() > 1 && version[1] != '.'))
-    return FailedPreconditionError(fmt::format(
-        "criu {} at {} is too old: CRIU >= 4.0 is needed (run scripts/setup.sh)", version,
-        client.settings_.binary));
+    return FailedPreconditionError(
+        fmt::format("criu {} at {} is too old: CRIU >= 4.0 is needed (run scripts/setup.sh)",
+                    version, client.settings_.binary));
   return client;
 }
 
@@ -346,7 +371,8 @@ Result<std::string> CriuClient::Version() const {
   criu_req req;
   req.set_type(criu_req_type::VERSION);
   Result<criu_resp> call = Call(settings_, req, {});
-  if (!call.has_value()) return call.error().WithContext("asking " + settings_.binary + " for its version");
+  if (!call.has_value())
+    return call.error().WithContext("asking " + settings_.binary + " for its version");
   const criu_resp& resp = *call;
   if (!resp.success() || !resp.has_version())
     return AbortedError("criu " + settings_.binary + " did not report its version");
@@ -396,8 +422,8 @@ Status CriuClient::DumpStreaming(const DumpRequest& request, ImageReceiver* rece
   CEDANA_ASSIGN_OR_RETURN(auto capture, ImageCapture::Listen(request.images_dir, owner, receiver));
   std::string log = request.images_dir + "/dump.log";
   auto deadline = std::chrono::steady_clock::now() + settings_.timeout;
-  CEDANA_ASSIGN_OR_RETURN(pid_t pid, StartCriuCli(settings_, StreamingDumpArgs(settings_, request),
-                                                  request.run_as));
+  CEDANA_ASSIGN_OR_RETURN(
+      pid_t pid, StartCriuCli(settings_, StreamingDumpArgs(settings_, request), request.run_as));
   // After a receiver failure CRIU fails at its next write; give it a little time to say so and
   // resume the tree itself before killing it.
   constexpr auto kGraceAfterFailure = std::chrono::seconds(10);
@@ -426,8 +452,8 @@ Status CriuClient::DumpStreaming(const DumpRequest& request, ImageReceiver* rece
   if (killed || WIFSIGNALED(status)) {
     // As in Dump: tasks CRIU had stopped stay stopped when it dies. Never leave them frozen.
     int n = SignalTree(request.pid, SIGCONT);
-    log::Warn("engine: streaming dump of pid {} aborted, sent SIGCONT to {} processes",
-              request.pid, n);
+    log::Warn("engine: streaming dump of pid {} aborted, sent SIGCONT to {} processes", request.pid,
+              n);
   }
   std::string tail_note = LogTailNote(log);
   if (!streamer.ok()) {
@@ -446,9 +472,9 @@ Result<pid_t> CriuClient::RestoreStreaming(const RestoreRequest& request) const 
   for (const auto& [key, fd] : request.inherit_fds) keep.push_back(fd);
   std::string log = request.images_dir + "/restore.log";
   auto deadline = std::chrono::steady_clock::now() + settings_.timeout;
-  CEDANA_ASSIGN_OR_RETURN(
-      pid_t pid, StartCriuCli(settings_, StreamingRestoreArgs(request, settings_.binary),
-                              request.run_as, keep, request.files_owner));
+  CEDANA_ASSIGN_OR_RETURN(pid_t pid,
+                          StartCriuCli(settings_, StreamingRestoreArgs(request, settings_.binary),
+                                       request.run_as, keep, request.files_owner));
   int status = 0;
   for (;;) {
     pid_t r = ::waitpid(pid, &status, WNOHANG);

@@ -13,9 +13,9 @@
 
 namespace cedana::engine {
 
-Result<std::unique_ptr<ImageServe>> ImageServe::Listen(
-    const std::string& images_dir, std::optional<std::pair<uid_t, gid_t>> owner,
-    ImageSource* source) {
+Result<std::unique_ptr<ImageServe>> ImageServe::Listen(const std::string& images_dir,
+                                                       std::optional<std::pair<uid_t, gid_t>> owner,
+                                                       ImageSource* source) {
   std::string path = images_dir + "/" + kStreamerServeSocket;
   CEDANA_ASSIGN_OR_RETURN(UniqueFd fd, ListenForCriu(path, owner));
   int wake[2];

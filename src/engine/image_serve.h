@@ -40,9 +40,9 @@ class ImageServe {
  public:
   // Listens on <images_dir>/streamer-serve.sock and serves in a thread. With `owner` the socket
   // is given to that user (a CRIU running as them). `source` must outlive the ImageServe.
-  static Result<std::unique_ptr<ImageServe>> Listen(
-      const std::string& images_dir, std::optional<std::pair<uid_t, gid_t>> owner,
-      ImageSource* source);
+  static Result<std::unique_ptr<ImageServe>> Listen(const std::string& images_dir,
+                                                    std::optional<std::pair<uid_t, gid_t>> owner,
+                                                    ImageSource* source);
   ~ImageServe();  // Stop()
   ImageServe(const ImageServe&) = delete;
   ImageServe& operator=(const ImageServe&) = delete;
@@ -52,8 +52,8 @@ class ImageServe {
   void Stop();
 
  private:
-  ImageServe(std::string socket_path, UniqueFd listen_fd, UniqueFd wake_read,
-             UniqueFd wake_write, ImageSource* source);
+  ImageServe(std::string socket_path, UniqueFd listen_fd, UniqueFd wake_read, UniqueFd wake_write,
+             ImageSource* source);
   Status ServeLoop();
 
   const std::string socket_path_;

@@ -19,8 +19,8 @@
 namespace cedana::engine {
 namespace {
 
-constexpr size_t kReadChunk = 1 << 20;    // bytes read from a pipe at once
-constexpr int kPipeSize = 1 << 20;        // asked for CRIU's pipes (fewer wake-ups)
+constexpr size_t kReadChunk = 1 << 20;  // bytes read from a pipe at once
+constexpr int kPipeSize = 1 << 20;      // asked for CRIU's pipes (fewer wake-ups)
 
 struct OpenImage {
   UniqueFd pipe;

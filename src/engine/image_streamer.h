@@ -46,9 +46,9 @@ class ImageCapture {
   // Listens on <images_dir>/streamer-capture.sock and serves in a thread. With `owner` the
   // socket is given to that user, so that a CRIU running as them (unprivileged mode) can
   // connect. `receiver` is borrowed and must outlive the ImageCapture.
-  static Result<std::unique_ptr<ImageCapture>> Listen(
-      const std::string& images_dir, std::optional<std::pair<uid_t, gid_t>> owner,
-      ImageReceiver* receiver);
+  static Result<std::unique_ptr<ImageCapture>> Listen(const std::string& images_dir,
+                                                      std::optional<std::pair<uid_t, gid_t>> owner,
+                                                      ImageReceiver* receiver);
   ~ImageCapture();  // Stop()
   ImageCapture(const ImageCapture&) = delete;
   ImageCapture& operator=(const ImageCapture&) = delete;
@@ -66,8 +66,8 @@ class ImageCapture {
   bool connected() const;
 
  private:
-  ImageCapture(std::string socket_path, UniqueFd listen_fd, UniqueFd wake_read,
-               UniqueFd wake_write, ImageReceiver* receiver);
+  ImageCapture(std::string socket_path, UniqueFd listen_fd, UniqueFd wake_read, UniqueFd wake_write,
+               ImageReceiver* receiver);
   void Serve();
   Status ServeLoop();
 
@@ -79,9 +79,9 @@ class ImageCapture {
 
   mutable std::mutex mu_;
   std::condition_variable done_cv_;
-  bool done_ = false;         // guarded by mu_
-  bool connected_ = false;    // guarded by mu_
-  Status status_;             // guarded by mu_
+  bool done_ = false;       // guarded by mu_
+  bool connected_ = false;  // guarded by mu_
+  Status status_;           // guarded by mu_
 };
 
 }  // namespace cedana::engine

@@ -36,7 +36,8 @@ std::string LockTableInLog(const std::string& dump_log) {
 
 Status Unlock(const std::string& table) {
   const size_t space = table.find(' ');
-  if (space == std::string::npos) return InvalidArgumentError("not an nftables table: '" + table + "'");
+  if (space == std::string::npos)
+    return InvalidArgumentError("not an nftables table: '" + table + "'");
   std::string family = table.substr(0, space), name = table.substr(space + 1);
   const std::string by_hand = fmt::format("run `nft delete table {}` as root", table);
   // nft's output is not ours.
@@ -65,13 +66,15 @@ Result<int> EndRepairMode(pid_t root) {
       if (fd.get() < 0) continue;
       int protocol = 0, repair = 0;
       socklen_t len = sizeof protocol;
-      if (::getsockopt(fd.get(), SOL_SOCKET, SO_PROTOCOL, &protocol, &len) != 0 || protocol != IPPROTO_TCP)
+      if (::getsockopt(fd.get(), SOL_SOCKET, SO_PROTOCOL, &protocol, &len) != 0 ||
+          protocol != IPPROTO_TCP)
         continue;
       len = sizeof repair;
       if (::getsockopt(fd.get(), SOL_TCP, TCP_REPAIR, &repair, &len) != 0 || repair == 0) continue;
       int off = 0;  // TCP_REPAIR_OFF: the socket sends again (a window probe first)
       if (::setsockopt(fd.get(), SOL_TCP, TCP_REPAIR, &off, sizeof off) != 0)
-        return ErrnoStatus(errno, fmt::format("taking a TCP socket of pid {} out of repair mode", pid));
+        return ErrnoStatus(errno,
+                           fmt::format("taking a TCP socket of pid {} out of repair mode", pid));
       ++changed;
     }
   }

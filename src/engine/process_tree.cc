@@ -81,7 +81,8 @@ std::optional<uint64_t> StatusNumber(pid_t pid, std::string_view key) {
   if (!text.has_value()) return std::nullopt;
   std::istringstream lines(*text);
   for (std::string line; std::getline(lines, line);)
-    if (line.size() > key.size() && line.compare(0, key.size(), key) == 0 && line[key.size()] == ':')
+    if (line.size() > key.size() && line.compare(0, key.size(), key) == 0 &&
+        line[key.size()] == ':')
       return std::strtoull(line.c_str() + key.size() + 1, nullptr, 10);
   return std::nullopt;
 }

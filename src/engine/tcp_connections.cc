@@ -66,7 +66,8 @@ Result<std::vector<TcpSocket>> ParseProcNetTcp(std::string_view text, bool ipv6)
   bool header = true;
   while (pos < text.size()) {
     size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    std::string_view line =
+        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     pos = nl == std::string_view::npos ? text.size() : nl + 1;
     if (header) {  // "  sl  local_address rem_address   st tx_queue ..."
       header = false;
@@ -77,9 +78,11 @@ Result<std::vector<TcpSocket>> ParseProcNetTcp(std::string_view text, bool ipv6)
     // sl local remote st tx:rx tr:when retrnsmt uid timeout inode ...
     TcpSocket s;
     uint64_t state = 0;
-    if (f.size() < 10 || !ParseEndpoint(f[1], ipv6, &s.local) || !ParseEndpoint(f[2], ipv6, &s.remote) ||
-        !ParseHex(f[3], &state) || std::from_chars(f[9].data(), f[9].data() + f[9].size(), s.inode).ec != std::errc())
-      return InvalidArgumentError(fmt::format("not a line of /proc/net/tcp{}: '{}'", ipv6 ? "6" : "", line));
+    if (f.size() < 10 || !ParseEndpoint(f[1], ipv6, &s.local) ||
+        !ParseEndpoint(f[2], ipv6, &s.remote) || !ParseHex(f[3], &state) ||
+        std::from_chars(f[9].data(), f[9].data() + f[9].size(), s.inode).ec != std::errc())
+      return InvalidArgumentError(
+          fmt::format("not a line of /proc/net/tcp{}: '{}'", ipv6 ? "6" : "", line));
     s.state = static_cast<int>(state);
     out.push_back(std::move(s));
   }
@@ -101,10 +104,12 @@ std::vector<TcpConnection> ConnectionsOf(const std::vector<TcpSocket>& sockets,
   return out;
 }
 
-std::set<uint16_t> LocalPortsOf(const std::vector<TcpSocket>& sockets, const std::set<uint64_t>& tree_inodes) {
+std::set<uint16_t> LocalPortsOf(const std::vector<TcpSocket>& sockets,
+                                const std::set<uint64_t>& tree_inodes) {
   std::set<uint16_t> out;
   for (const TcpSocket& s : sockets)
-    if (s.inode != 0 && tree_inodes.count(s.inode) > 0 && s.local.port != 0) out.insert(s.local.port);
+    if (s.inode != 0 && tree_inodes.count(s.inode) > 0 && s.local.port != 0)
+      out.insert(s.local.port);
   return out;
 }
 
@@ -130,7 +135,8 @@ Result<TreeSockets> ReadTreeSockets(pid_t root) {
       uint64_t inode = 0;
       // "socket:[12345]"
       if (!ec && target.rfind("socket:[", 0) == 0 && target.back() == ']' &&
-          std::from_chars(target.data() + 8, target.data() + target.size() - 1, inode).ec == std::errc())
+          std::from_chars(target.data() + 8, target.data() + target.size() - 1, inode).ec ==
+              std::errc())
         out.inodes.insert(inode);
     }
   }
@@ -151,7 +157,8 @@ Result<TreeSockets> ReadTreeSockets(pid_t root) {
 
 Result<TreeTcp> ReadTreeTcp(pid_t root) {
   CEDANA_ASSIGN_OR_RETURN(TreeSockets sockets, ReadTreeSockets(root));
-  return TreeTcp{ConnectionsOf(sockets.tcp, sockets.inodes), LocalPortsOf(sockets.tcp, sockets.inodes)};
+  return TreeTcp{ConnectionsOf(sockets.tcp, sockets.inodes),
+                 LocalPortsOf(sockets.tcp, sockets.inodes)};
 }
 
 }  // namespace cedana::engine

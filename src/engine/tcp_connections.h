@@ -44,7 +44,8 @@ std::vector<TcpConnection> ConnectionsOf(const std::vector<TcpSocket>& sockets,
 
 // The local ports of the TCP sockets among `sockets` whose inode is one of `tree_inodes`
 // (listening, connected or only bound): the ports a restore binds again.
-std::set<uint16_t> LocalPortsOf(const std::vector<TcpSocket>& sockets, const std::set<uint64_t>& tree_inodes);
+std::set<uint16_t> LocalPortsOf(const std::vector<TcpSocket>& sockets,
+                                const std::set<uint64_t>& tree_inodes);
 
 // The TCP sockets of the tree rooted at `root`, from one read of /proc (the tree's network
 // namespace's /proc/<root>/net/tcp and tcp6, and each process's socket descriptors).

@@ -6,12 +6,15 @@ namespace cedana::engine {
 namespace {
 
 constexpr char kHeader[] =
-    "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n";
+    "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout "
+    "inode\n";
 
 TEST(TcpConnectionsTest, ParsesIpv4AndIpv6Lines) {
   std::string v4 = std::string(kHeader) +
-                   "   0: 0100007F:33FA 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 15077000 1 0 100 0 0 10 0\n"
-                   "   1: 0100007F:1F90 0500000A:1538 01 00000000:00000000 00:00000000 00000000  1000        0 42 1 0 20 4 30 10 -1\n";
+                   "   0: 0100007F:33FA 00000000:0000 0A 00000000:00000000 00:00000000 00000000    "
+                   " 0        0 15077000 1 0 100 0 0 10 0\n"
+                   "   1: 0100007F:1F90 0500000A:1538 01 00000000:00000000 00:00000000 00000000  "
+                   "1000        0 42 1 0 20 4 30 10 -1\n";
   auto sockets = ParseProcNetTcp(v4, false);
   ASSERT_TRUE(sockets.has_value()) << sockets.error().ToString();
   ASSERT_EQ(sockets->size(), 2u);
@@ -20,9 +23,10 @@ TEST(TcpConnectionsTest, ParsesIpv4AndIpv6Lines) {
   EXPECT_EQ(FormatEndpoint((*sockets)[1].remote), "10.0.0.5:5432");
   EXPECT_EQ((*sockets)[1].inode, 42u);
 
-  std::string v6 = std::string(kHeader) +
-                   "   0: 00000000000000000000000001000000:0050 00000000000000000000000001000000:D431 01 "
-                   "00000000:00000000 00:00000000 00000000     0        0 77 1 0 20 4 30 10 -1\n";
+  std::string v6 =
+      std::string(kHeader) +
+      "   0: 00000000000000000000000001000000:0050 00000000000000000000000001000000:D431 01 "
+      "00000000:00000000 00:00000000 00000000     0        0 77 1 0 20 4 30 10 -1\n";
   auto six = ParseProcNetTcp(v6, true);
   ASSERT_TRUE(six.has_value()) << six.error().ToString();
   ASSERT_EQ(six->size(), 1u);
@@ -46,7 +50,7 @@ TEST(TcpConnectionsTest, ConnectionsAreInternalOnlyWhenTheTreeHoldsBothEnds) {
       {4, mine, db, 1},                 // to a server outside the job
       {5, server, other, 1},            // loopback, but the client is another process's
       {6, other, server, 1},
-      {0, client, {"127.0.0.1", 4001}, 6},  // TIME_WAIT: no process holds it
+      {0, client, {"127.0.0.1", 4001}, 6},          // TIME_WAIT: no process holds it
       {7, {"127.0.0.1", 4002}, {"0.0.0.0", 0}, 7},  // closed
   };
   auto conns = ConnectionsOf(net, {1, 2, 3, 4, 5, 7});
@@ -61,12 +65,12 @@ TEST(TcpConnectionsTest, ConnectionsAreInternalOnlyWhenTheTreeHoldsBothEnds) {
 
 TEST(TcpConnectionsTest, LocalPortsAreTheTreesBoundPorts) {
   std::vector<TcpSocket> net = {
-      {1, {"0.0.0.0", 4000}, {"0.0.0.0", 0}, 10},          // the tree's listener
-      {2, {"127.0.0.1", 51000}, {"127.0.0.1", 80}, 1},     // its connection
-      {3, {"0.0.0.0", 4003}, {"0.0.0.0", 0}, 7},           // bound, not listening
-      {4, {"0.0.0.0", 0}, {"0.0.0.0", 0}, 7},              // unbound: no port
-      {9, {"0.0.0.0", 5000}, {"0.0.0.0", 0}, 10},          // another process's
-      {0, {"127.0.0.1", 4000}, {"127.0.0.1", 52000}, 6},   // TIME_WAIT: nobody's
+      {1, {"0.0.0.0", 4000}, {"0.0.0.0", 0}, 10},         // the tree's listener
+      {2, {"127.0.0.1", 51000}, {"127.0.0.1", 80}, 1},    // its connection
+      {3, {"0.0.0.0", 4003}, {"0.0.0.0", 0}, 7},          // bound, not listening
+      {4, {"0.0.0.0", 0}, {"0.0.0.0", 0}, 7},             // unbound: no port
+      {9, {"0.0.0.0", 5000}, {"0.0.0.0", 0}, 10},         // another process's
+      {0, {"127.0.0.1", 4000}, {"127.0.0.1", 52000}, 6},  // TIME_WAIT: nobody's
   };
   EXPECT_EQ(LocalPortsOf(net, {1, 2, 3, 4}), (std::set<uint16_t>{4000, 4003, 51000}));
 }

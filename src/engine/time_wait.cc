@@ -76,9 +76,11 @@ Result<int> EndTimeWait(const std::set<uint16_t>& ports) {
     // All of the family's TIME_WAIT sockets first, then one SOCK_DESTROY each (by its full id,
     // cookie included): a request cannot be sent while a dump is being read.
     std::vector<inet_diag_sockid> found;
-    CEDANA_RETURN_IF_ERROR(Send(fd.get(), MakeRequest(SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, family)));
+    CEDANA_RETURN_IF_ERROR(
+        Send(fd.get(), MakeRequest(SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST | NLM_F_DUMP, family)));
     CEDANA_RETURN_IF_ERROR(Receive(fd.get(), [&](const inet_diag_msg& m) {
-      if (m.idiag_state == TCP_TIME_WAIT && ports.count(ntohs(m.id.idiag_sport)) > 0) found.push_back(m.id);
+      if (m.idiag_state == TCP_TIME_WAIT && ports.count(ntohs(m.id.idiag_sport)) > 0)
+        found.push_back(m.id);
     })) << "listing TIME_WAIT sockets";
     for (const inet_diag_sockid& id : found) {
       DiagRequest destroy = MakeRequest(SOCK_DESTROY, NLM_F_REQUEST | NLM_F_ACK, family);
@@ -88,7 +90,8 @@ Result<int> EndTimeWait(const std::set<uint16_t>& ports) {
       if (s.ok()) ++ended;
       // ENOENT: it ended by itself meanwhile.
       else if (s.error_number() != ENOENT)
-        return s.WithContext(fmt::format("ending a TIME_WAIT socket on port {}", ntohs(id.idiag_sport)));
+        return s.WithContext(
+            fmt::format("ending a TIME_WAIT socket on port {}", ntohs(id.idiag_sport)));
     }
   }
   return ended;

@@ -80,7 +80,8 @@ TEST(TimeWaitTest, EndsTheTimeWaitSocketsOnTheGivenPortsOnly) {
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   addr.sin_port = htons(mine);
-  EXPECT_EQ(::bind(again.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0) << std::strerror(errno);
+  EXPECT_EQ(::bind(again.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0)
+      << std::strerror(errno);
   (void)EndTimeWait({other});
 }
 

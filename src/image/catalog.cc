@@ -22,7 +22,8 @@ Result<Manifest> LoadManifest(storage::CheckpointStore& store, const storage::Ch
 }
 
 // LoadManifest for a listing: what cannot be used is skipped, after a warning.
-std::optional<Manifest> LoadListed(storage::CheckpointStore& store, const storage::CheckpointRef& ref) {
+std::optional<Manifest> LoadListed(storage::CheckpointStore& store,
+                                   const storage::CheckpointRef& ref) {
   Result<Manifest> m = LoadManifest(store, ref);
   if (m.has_value()) return std::move(m).value();
   if (m.error().code() != Code::kNotFound) log::Warn("catalog: skipping {}", m.error().ToString());

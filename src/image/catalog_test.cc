@@ -90,7 +90,8 @@ TEST_F(CatalogTest, FindByIdSaysWhyACheckpointCannotBeUsed) {
   ASSERT_EQ(::symlink((dir + "c-1/manifest.json").c_str(), (dir + "c-2/manifest.json").c_str()), 0);
   auto linked = FindById(store_, "c-2");
   ASSERT_FALSE(linked.has_value()) << "a manifest reached through a symlink was used";
-  EXPECT_NE(linked.error().message().find("c-2/manifest.json is reached through a symlink"), std::string::npos)
+  EXPECT_NE(linked.error().message().find("c-2/manifest.json is reached through a symlink"),
+            std::string::npos)
       << linked.error().ToString();
   ASSERT_TRUE(store_.Commit({"alice", "train", "c-3"}, "{not json").ok());
   auto unreadable = FindById(store_, "c-3");

@@ -23,14 +23,10 @@ Result<Codec> ParseCodec(std::string_view name) {
 
 std::string_view CodecName(Codec codec) {
   switch (codec) {
-    case Codec::kNone:
-      return "none";
-    case Codec::kGzip:
-      return "gzip";
-    case Codec::kLz4:
-      return "lz4";
-    case Codec::kZstd:
-      return "zstd";
+    case Codec::kNone: return "none";
+    case Codec::kGzip: return "gzip";
+    case Codec::kLz4: return "lz4";
+    case Codec::kZstd: return "zstd";
   }
   return "unknown";
 }
@@ -39,14 +35,10 @@ std::unique_ptr<storage::ByteSink> CompressingSink(Codec codec,
                                                    std::unique_ptr<storage::ByteSink> out,
                                                    int level) {
   switch (codec) {
-    case Codec::kNone:
-      return out;
-    case Codec::kGzip:
-      return internal::GzipSink(std::move(out), level);
-    case Codec::kLz4:
-      return internal::Lz4Sink(std::move(out), level);
-    case Codec::kZstd:
-      return internal::ZstdSink(std::move(out), level);
+    case Codec::kNone: return out;
+    case Codec::kGzip: return internal::GzipSink(std::move(out), level);
+    case Codec::kLz4: return internal::Lz4Sink(std::move(out), level);
+    case Codec::kZstd: return internal::ZstdSink(std::move(out), level);
   }
   return out;
 }
@@ -54,14 +46,10 @@ std::unique_ptr<storage::ByteSink> CompressingSink(Codec codec,
 std::unique_ptr<storage::ByteSource> DecompressingSource(Codec codec,
                                                          std::unique_ptr<storage::ByteSource> in) {
   switch (codec) {
-    case Codec::kNone:
-      return in;
-    case Codec::kGzip:
-      return internal::GzipSource(std::move(in));
-    case Codec::kLz4:
-      return internal::Lz4Source(std::move(in));
-    case Codec::kZstd:
-      return internal::ZstdSource(std::move(in));
+    case Codec::kNone: return in;
+    case Codec::kGzip: return internal::GzipSource(std::move(in));
+    case Codec::kLz4: return internal::Lz4Source(std::move(in));
+    case Codec::kZstd: return internal::ZstdSource(std::move(in));
   }
   return in;
 }

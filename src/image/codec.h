@@ -19,7 +19,8 @@ std::string_view CodecName(Codec codec);
 // A sink that compresses into `out` (gzip output is a standard gzip member, readable by
 // `gzip -d`; lz4 is the lz4 frame format, zstd a zstd frame). Close() finishes the frame and
 // closes `out`.
-std::unique_ptr<storage::ByteSink> CompressingSink(Codec codec, std::unique_ptr<storage::ByteSink> out,
+std::unique_ptr<storage::ByteSink> CompressingSink(Codec codec,
+                                                   std::unique_ptr<storage::ByteSink> out,
                                                    int level = 1);
 // A source that decompresses what `in` yields; a corrupt frame is kDataLoss-like kAborted.
 std::unique_ptr<storage::ByteSource> DecompressingSource(Codec codec,

@@ -59,7 +59,8 @@ class GzipCompressor : public storage::ByteSink {
 
  private:
   Status WriteMember() {
-    size_t n = libdeflate_gzip_compress(compressor_, in_.data(), in_.size(), member_.data(), member_.size());
+    size_t n = libdeflate_gzip_compress(compressor_, in_.data(), in_.size(), member_.data(),
+                                        member_.size());
     if (n == 0) return status_ = InternalError("gzip: libdeflate_gzip_compress found no room");
     in_.clear();
     wrote_member_ = true;

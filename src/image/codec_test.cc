@@ -109,17 +109,10 @@ TEST_P(CodecTest, GarbageIsAbortedNamingTheCodec) {
 TEST_P(CodecTest, ReadableByTheCommandLineTool) {
   const char* tool = nullptr;
   switch (GetParam()) {
-    case Codec::kNone:
-      GTEST_SKIP();
-    case Codec::kGzip:
-      tool = "gzip";
-      break;
-    case Codec::kLz4:
-      tool = "lz4";
-      break;
-    case Codec::kZstd:
-      tool = "zstd";
-      break;
+    case Codec::kNone: GTEST_SKIP();
+    case Codec::kGzip: tool = "gzip"; break;
+    case Codec::kLz4: tool = "lz4"; break;
+    case Codec::kZstd: tool = "zstd"; break;
   }
   storage::testing::TempDir tmp;
   std::string data = CompressibleBytes(3 << 20) + RandomBytes(100000, 4);

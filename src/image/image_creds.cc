@@ -16,13 +16,13 @@ namespace {
 constexpr uint32_t kImgCommonMagic = 0x54564319;
 constexpr uint32_t kCoreMagic = 0x55053847;
 // Field numbers in CRIU's images/core.proto and creds.proto.
-constexpr uint32_t kCoreTaskCore = 3;     // core_entry.tc
-constexpr uint32_t kCoreIds = 4;          // core_entry.ids (task_kobj_ids_entry)
-constexpr uint32_t kIdsFirstNs = 5;       // pid_ns_id .. time_ns_id are fields 5 to 12
-constexpr uint32_t kCoreThreadCore = 5;   // core_entry.thread_core
-constexpr uint32_t kThreadCoreCreds = 10; // thread_core_entry.creds
-constexpr uint32_t kTaskCoreState = 1;    // task_core_entry.task_state
-constexpr uint64_t kTaskDead = 2;         // CRIU's TASK_DEAD: a zombie
+constexpr uint32_t kCoreTaskCore = 3;      // core_entry.tc
+constexpr uint32_t kCoreIds = 4;           // core_entry.ids (task_kobj_ids_entry)
+constexpr uint32_t kIdsFirstNs = 5;        // pid_ns_id .. time_ns_id are fields 5 to 12
+constexpr uint32_t kCoreThreadCore = 5;    // core_entry.thread_core
+constexpr uint32_t kThreadCoreCreds = 10;  // thread_core_entry.creds
+constexpr uint32_t kTaskCoreState = 1;     // task_core_entry.task_state
+constexpr uint64_t kTaskDead = 2;          // CRIU's TASK_DEAD: a zombie
 
 // A protobuf field: its number, wire type, and value (varint or bytes).
 struct Field {
@@ -133,7 +133,10 @@ bool ParseCreds(std::string_view msg, TaskCreds* c) {
       case 6: c->sgid = v; break;
       case 7: c->fsuid = v; break;
       case 8: c->fsgid = v; break;
-      case 9: case 10: case 11: case 19: AddRepeated(f, &caps); break;  // inh, prm, eff, amb
+      case 9:
+      case 10:
+      case 11:
+      case 19: AddRepeated(f, &caps); break;  // inh, prm, eff, amb
       case 14: AddRepeated(f, &c->groups); break;
       default: break;
     }
@@ -166,8 +169,8 @@ Result<std::optional<TaskCreds>> ParseCoreImage(const std::string& name, std::st
       if (FindField(ids, kIdsFirstNs + i, 0, &f)) c.namespaces[i] = static_cast<uint32_t>(f.varint);
     }
   }
-  if (!SubMessage(core, kCoreThreadCore, &thread) || !SubMessage(thread, kThreadCoreCreds, &creds) ||
-      !ParseCreds(creds, &c)) {
+  if (!SubMessage(core, kCoreThreadCore, &thread) ||
+      !SubMessage(thread, kThreadCoreCreds, &creds) || !ParseCreds(creds, &c)) {
     if (IsZombie(core)) return std::optional<TaskCreds>();
     return bad("no credentials in the thread's core entry");
   }
@@ -180,7 +183,8 @@ Result<std::vector<TaskCreds>> ReadImageCreds(const std::string& images_dir) {
   CEDANA_ASSIGN_OR_RETURN(std::vector<std::string> names, fs::ListDir(images_dir));
   std::vector<TaskCreds> out;
   for (const std::string& n : names) {
-    if (n.rfind("core-", 0) != 0 || n.size() < 9 || n.compare(n.size() - 4, 4, ".img") != 0) continue;
+    if (n.rfind("core-", 0) != 0 || n.size() < 9 || n.compare(n.size() - 4, 4, ".img") != 0)
+      continue;
     CEDANA_ASSIGN_OR_RETURN(std::string data, fs::ReadFile(images_dir + "/" + n));
     CEDANA_ASSIGN_OR_RETURN(std::optional<TaskCreds> c, ParseCoreImage(n, data));
     if (c) out.push_back(std::move(*c));
@@ -193,19 +197,23 @@ Status CheckCredsOfOwner(const std::vector<TaskCreds>& tasks, uid_t owner_uid, g
                          const std::vector<gid_t>& owner_groups) {
   if (owner_uid == 0) return OkStatus();
   auto owners = [&](uint32_t g) {
-    return g == owner_gid || std::find(owner_groups.begin(), owner_groups.end(), g) != owner_groups.end();
+    return g == owner_gid ||
+           std::find(owner_groups.begin(), owner_groups.end(), g) != owner_groups.end();
   };
-  static constexpr const char* kNamespaces[] = {"pid", "net", "ipc", "uts", "mnt", "user", "cgroup", "time"};
+  static constexpr const char* kNamespaces[] = {"pid", "net",  "ipc",    "uts",
+                                                "mnt", "user", "cgroup", "time"};
   for (const TaskCreds& t : tasks) {
     for (uint32_t u : {t.uid, t.euid, t.suid, t.fsuid})
       if (u != owner_uid)
         return PermissionDeniedError(fmt::format(
             "{} runs with uid {} (a setuid program?), not its owner's {}: a checkpoint of it would "
-            "give the owner that identity back on restore", t.image, u, owner_uid));
+            "give the owner that identity back on restore",
+            t.image, u, owner_uid));
     for (uint32_t g : {t.gid, t.egid, t.sgid, t.fsgid})
       if (!owners(g))
         return PermissionDeniedError(fmt::format(
-            "{} runs with gid {} (a setgid program?), which is not one of its owner's groups", t.image, g));
+            "{} runs with gid {} (a setgid program?), which is not one of its owner's groups",
+            t.image, g));
     for (uint32_t g : t.groups)
       if (!owners(g))
         return PermissionDeniedError(fmt::format(
@@ -214,10 +222,12 @@ Status CheckCredsOfOwner(const std::vector<TaskCreds>& tasks, uid_t owner_uid, g
       if (t.namespaces[i] != tasks.front().namespaces[i])
         return PermissionDeniedError(fmt::format(
             "{} is in a {} namespace of its own (the tree made one): a restore would create it "
-            "as root", t.image, kNamespaces[i]));
+            "as root",
+            t.image, kNamespaces[i]));
     if (t.has_capabilities)
       return PermissionDeniedError(fmt::format(
-          "{} holds capabilities (a program with file capabilities?) that its owner does not have", t.image));
+          "{} holds capabilities (a program with file capabilities?) that its owner does not have",
+          t.image));
   }
   return OkStatus();
 }

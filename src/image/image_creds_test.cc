@@ -23,7 +23,9 @@ std::string Varint(uint64_t v) {
   return s;
 }
 std::string VarintField(uint32_t n, uint64_t v) { return Varint(n << 3) + Varint(v); }
-std::string BytesField(uint32_t n, const std::string& b) { return Varint((n << 3) | 2) + Varint(b.size()) + b; }
+std::string BytesField(uint32_t n, const std::string& b) {
+  return Varint((n << 3) | 2) + Varint(b.size()) + b;
+}
 std::string U32(uint32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); }
 
 struct Creds {
@@ -49,8 +51,8 @@ std::string CoreImage(const Creds& c) {
   // task_kobj_ids_entry (core_entry.ids, 4): vm, files, fs, sighand ids, then pid and net ns.
   std::string ids = VarintField(1, 1) + VarintField(2, 2) + VarintField(3, 3) + VarintField(4, 4) +
                     VarintField(5, 0xf0000000) + VarintField(6, c.net_ns);
-  std::string core = VarintField(1, 1) + BytesField(2, "x86 stuff") + BytesField(4, ids) +
-                     BytesField(5, thread);
+  std::string core =
+      VarintField(1, 1) + BytesField(2, "x86 stuff") + BytesField(4, ids) + BytesField(5, thread);
   return U32(0x54564319) + U32(0x55053847) + U32(static_cast<uint32_t>(core.size())) + core;
 }
 
@@ -107,7 +109,8 @@ TEST_F(ImageCredsTest, RefusesForeignGroupsAndCapabilities) {
   Write("core-13.img", CoreImage(sg));
   auto creds = ReadImageCreds(dir_);
   ASSERT_TRUE(creds.has_value());
-  EXPECT_NE(CheckCredsOfOwner(*creds, 1000, 1000, kOwnerGroups).message().find("gid 42"), std::string::npos);
+  EXPECT_NE(CheckCredsOfOwner(*creds, 1000, 1000, kOwnerGroups).message().find("gid 42"),
+            std::string::npos);
 
   Creds member;
   member.egid = 27;
@@ -130,13 +133,17 @@ TEST_F(ImageCredsTest, RefusesForeignGroupsAndCapabilities) {
   Creds caps;
   caps.cap_eff = {0, 1u << 7};
   Write("core-13.img", CoreImage(caps));
-  EXPECT_NE(CheckCredsOfOwner(*ReadImageCreds(dir_), 1000, 1000, kOwnerGroups).message().find("capabilities"),
+  EXPECT_NE(CheckCredsOfOwner(*ReadImageCreds(dir_), 1000, 1000, kOwnerGroups)
+                .message()
+                .find("capabilities"),
             std::string::npos);
   for (auto set : {&Creds::cap_inh, &Creds::cap_amb}) {
     Creds c;
     (c.*set) = {1u << 12};
     Write("core-13.img", CoreImage(c));
-    EXPECT_NE(CheckCredsOfOwner(*ReadImageCreds(dir_), 1000, 1000, kOwnerGroups).message().find("capabilities"),
+    EXPECT_NE(CheckCredsOfOwner(*ReadImageCreds(dir_), 1000, 1000, kOwnerGroups)
+                  .message()
+                  .find("capabilities"),
               std::string::npos)
         << "inheritable and ambient capabilities count";
   }

@@ -56,42 +56,50 @@ std::string DescribeEnd(const LineageEnd& end) {
   ::gmtime_r(&secs, &tm);
   char when[32];
   std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  return fmt::format("label {}: its last run finished at {} (exit {})", end.label, when, end.exit_code);
+  return fmt::format("label {}: its last run finished at {} (exit {})", end.label, when,
+                     end.exit_code);
 }
 
 namespace {
 constexpr char kFinishedRunNote[] = "; its checkpoints are kept and can be restored by id";
 }  // namespace
 
-Status FinishedRunError(const LineageEnd& end) { return NotFoundError(DescribeEnd(end) + kFinishedRunNote); }
+Status FinishedRunError(const LineageEnd& end) {
+  return NotFoundError(DescribeEnd(end) + kFinishedRunNote);
+}
 
 bool IsFinishedRun(const Status& s) {
   const std::string& m = s.message();
   return s.code() == Code::kNotFound && m.size() > sizeof kFinishedRunNote &&
-         m.compare(m.size() - (sizeof kFinishedRunNote - 1), std::string::npos, kFinishedRunNote) == 0;
+         m.compare(m.size() - (sizeof kFinishedRunNote - 1), std::string::npos, kFinishedRunNote) ==
+             0;
 }
 
 Result<std::optional<LineageEnd>> ReadLineageEnd(storage::CheckpointStore& store,
-                                                 const std::string& owner, const std::string& label) {
+                                                 const std::string& owner,
+                                                 const std::string& label) {
   Result<std::string> text = store.ReadLineage(owner, label);
   if (!text.has_value()) {
     if (text.error().code() == Code::kNotFound) return std::optional<LineageEnd>();
     return text.error();
   }
   Result<LineageEnd> end = ParseLineageEnd(*text);
-  if (!end.has_value()) return end.error().WithContext(owner + "/" + label + " in " + store.Describe());
+  if (!end.has_value())
+    return end.error().WithContext(owner + "/" + label + " in " + store.Describe());
   if (end->owner != owner || end->label != label)
-    return InvalidArgumentError(fmt::format("lineage record of {}/{} in {} names {}/{}", owner, label,
-                                            store.Describe(), end->owner, end->label));
+    return InvalidArgumentError(fmt::format("lineage record of {}/{} in {} names {}/{}", owner,
+                                            label, store.Describe(), end->owner, end->label));
   return std::optional<LineageEnd>(std::move(end).value());
 }
 
 Status WriteLineageEnd(storage::CheckpointStore& store, const LineageEnd& end) {
   return store.WriteLineage(end.owner, end.label, LineageEndToJson(end))
-      .WithContext(fmt::format("recording the end of label {}'s run in {}", end.label, store.Describe()));
+      .WithContext(
+          fmt::format("recording the end of label {}'s run in {}", end.label, store.Describe()));
 }
 
-Result<std::optional<LineageEnd>> LineageEnds::Of(const std::string& owner, const std::string& label) {
+Result<std::optional<LineageEnd>> LineageEnds::Of(const std::string& owner,
+                                                  const std::string& label) {
   auto key = std::make_pair(owner, label);
   auto it = read_.find(key);
   if (it == read_.end()) {

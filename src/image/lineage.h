@@ -44,7 +44,8 @@ bool IsFinishedRun(const Status& s);
 
 // The store's record of owner/label; nullopt when there is none (an open lineage).
 Result<std::optional<LineageEnd>> ReadLineageEnd(storage::CheckpointStore& store,
-                                                 const std::string& owner, const std::string& label);
+                                                 const std::string& owner,
+                                                 const std::string& label);
 Status WriteLineageEnd(storage::CheckpointStore& store, const LineageEnd& end);
 
 // The lineage records of a store's labels, each read once: a listing asks for every checkpoint.
@@ -55,7 +56,8 @@ class LineageEnds {
   Result<std::optional<LineageEnd>> Of(const std::string& owner, const std::string& label);
   // Of, where a record that cannot be read counts as an open lineage: said once per label in
   // the log (its message starts with `who`).
-  std::optional<LineageEnd> OrOpen(const std::string& owner, const std::string& label, const char* who);
+  std::optional<LineageEnd> OrOpen(const std::string& owner, const std::string& label,
+                                   const char* who);
 
  private:
   struct Entry {

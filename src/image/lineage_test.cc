@@ -45,11 +45,14 @@ TEST(LineageTest, ARecordMustBeItsLabels) {
   ASSERT_TRUE(store.WriteLineage("alice", "train", LineageEndToJson(other)).ok());
   auto read = ReadLineageEnd(store, "alice", "train");
   ASSERT_FALSE(read.has_value());
-  EXPECT_NE(read.error().message().find("names alice/eval"), std::string::npos) << read.error().ToString();
-  ASSERT_TRUE(store.WriteLineage("alice", "train", "{\"owner\": \"alice\", \"label\": \"train\"}").ok());
+  EXPECT_NE(read.error().message().find("names alice/eval"), std::string::npos)
+      << read.error().ToString();
+  ASSERT_TRUE(
+      store.WriteLineage("alice", "train", "{\"owner\": \"alice\", \"label\": \"train\"}").ok());
   read = ReadLineageEnd(store, "alice", "train");
   ASSERT_FALSE(read.has_value());
-  EXPECT_NE(read.error().message().find("finished_at_ms"), std::string::npos) << read.error().ToString();
+  EXPECT_NE(read.error().message().find("finished_at_ms"), std::string::npos)
+      << read.error().ToString();
 }
 
 TEST(LineageTest, CheckpointsUpToTheEndBelongToTheFinishedRun) {
@@ -61,7 +64,8 @@ TEST(LineageTest, CheckpointsUpToTheEndBelongToTheFinishedRun) {
 }
 
 TEST(LineageTest, DescribesTheEnd) {
-  EXPECT_EQ(DescribeEnd(End()), "label train: its last run finished at 2025-12-01 12:00:00 UTC (exit 3)");
+  EXPECT_EQ(DescribeEnd(End()),
+            "label train: its last run finished at 2025-12-01 12:00:00 UTC (exit 3)");
   Status fresh = FinishedRunError(End());
   EXPECT_EQ(fresh.code(), Code::kNotFound);
   EXPECT_TRUE(IsFinishedRun(fresh));

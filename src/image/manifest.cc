@@ -145,7 +145,8 @@ Status ParseStreams(const json& obj, Manifest* m) {
       CEDANA_RETURN_IF_ERROR(h.Int("raw_bytes", true, &info.head.raw_bytes));
       CEDANA_RETURN_IF_ERROR(h.String("sha256", true, &info.head.sha256));
       if (!IsHexSha256(info.head.sha256)) return h.Bad("sha256", "64 lowercase hex digits");
-      if (info.head.raw_bytes > info.raw_bytes) return h.Bad("raw_bytes", "at most the stream's raw_bytes");
+      if (info.head.raw_bytes > info.raw_bytes)
+        return h.Bad("raw_bytes", "at most the stream's raw_bytes");
     }
     m->streams.push_back(std::move(info));
   }

@@ -26,10 +26,10 @@ struct StreamHead {
 };
 
 struct StreamInfo {
-  std::string name;          // "stream-0"
-  uint64_t raw_bytes = 0;    // bytes before compression (the tar archive)
-  uint64_t stored_bytes = 0; // bytes as stored
-  std::string sha256;        // hex SHA-256 of the stored bytes
+  std::string name;           // "stream-0"
+  uint64_t raw_bytes = 0;     // bytes before compression (the tar archive)
+  uint64_t stored_bytes = 0;  // bytes as stored
+  std::string sha256;         // hex SHA-256 of the stored bytes
   StreamHead head;
 };
 
@@ -37,14 +37,14 @@ struct Manifest {
   int format_version = kManifestFormatVersion;
   std::string id;
   std::string label;
-  std::string owner;        // user name
+  std::string owner;  // user name
   uint32_t owner_uid = 0;
   uint32_t owner_gid = 0;
-  std::string workload_id;  // the daemon's workload id, if any
-  std::string job_id;       // SLURM job id, if any
-  std::string node;         // host name where it was taken
-  int64_t created_at_ms = 0;   // Unix time, milliseconds
-  int64_t duration_ms = 0;     // dump start to commit
+  std::string workload_id;    // the daemon's workload id, if any
+  std::string job_id;         // SLURM job id, if any
+  std::string node;           // host name where it was taken
+  int64_t created_at_ms = 0;  // Unix time, milliseconds
+  int64_t duration_ms = 0;    // dump start to commit
   // Why it was taken (common/checkpoint_reason.h); "" in manifests made before reasons, which
   // then have none of the three fields below either.
   std::string reason;
@@ -54,7 +54,7 @@ struct Manifest {
   std::string kernel;
   Codec codec = Codec::kNone;
   std::vector<StreamInfo> streams;
-  uint64_t images_bytes = 0;   // size of CRIU's images dir
+  uint64_t images_bytes = 0;  // size of CRIU's images dir
   // What a restore needs besides the images (argv, cwd, pipe inodes, ...), owned by the daemon.
   nlohmann::json workload = nlohmann::json::object();
   std::string mac;  // hex HMAC-SHA256 over the manifest without this field

@@ -60,7 +60,8 @@ TEST(ManifestTest, AManifestWithoutAReasonKeepsItsMac) {
   m.reason.clear();
   SignManifest(&m, "k");
   json j = json::parse(ManifestToJson(m));
-  for (const char* key : {"reason", "restart_count", "frozen_ms"}) EXPECT_FALSE(j.contains(key)) << key;
+  for (const char* key : {"reason", "restart_count", "frozen_ms"})
+    EXPECT_FALSE(j.contains(key)) << key;
   auto parsed = ParseManifest(j.dump());
   ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
   EXPECT_EQ(parsed->reason, "");

@@ -17,7 +17,6 @@
 namespace cedana::image {
 namespace {
 
-
 struct ImageFile {
   std::string name;
   uint64_t size = 0;
@@ -131,8 +130,8 @@ Result<std::vector<StreamInfo>> PackImagesDir(const std::string& images_dir,
                                               const storage::CheckpointRef& ref,
                                               const PackOptions& options) {
   if (options.streams < 1 || options.streams > kMaxCheckpointStreams) {
-    return InvalidArgumentError(
-        fmt::format("streams must be between 1 and {}, got {}", kMaxCheckpointStreams, options.streams));
+    return InvalidArgumentError(fmt::format("streams must be between 1 and {}, got {}",
+                                            kMaxCheckpointStreams, options.streams));
   }
   CEDANA_ASSIGN_OR_RETURN(auto files, ListImageFiles(images_dir));
   std::vector<StreamPlan> plan = PlanStreams(files, options.streams, options.part_bytes);

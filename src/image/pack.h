@@ -21,10 +21,10 @@ namespace cedana::image {
 using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
 
 struct PackOptions {
-  int streams = 1;           // 1..64
+  int streams = 1;  // 1..64
   Codec codec = Codec::kNone;
-  int level = 1;             // codec level
-  ProgressFn progress;       // optional
+  int level = 1;        // codec level
+  ProgressFn progress;  // optional
   // With 2 or more streams, files larger than this travel as parts of this size spread over
   // the streams (TarPartName), so that one large pages image is compressed and stored by every
   // stream in parallel instead of by one.

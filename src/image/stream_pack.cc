@@ -33,8 +33,8 @@ Result<std::unique_ptr<StreamingPack>> StreamingPack::Start(storage::CheckpointS
                                                             const storage::CheckpointRef& ref,
                                                             StreamingPackOptions options) {
   if (options.streams < 1 || options.streams > kMaxCheckpointStreams) {
-    return InvalidArgumentError(
-        fmt::format("streams must be between 1 and {}, got {}", kMaxCheckpointStreams, options.streams));
+    return InvalidArgumentError(fmt::format("streams must be between 1 and {}, got {}",
+                                            kMaxCheckpointStreams, options.streams));
   }
   if (options.part_bytes == 0 || options.memory_limit < options.part_bytes) {
     return InvalidArgumentError(fmt::format("memory limit {} is below one part ({} bytes)",
@@ -111,12 +111,16 @@ Result<StreamInfo> StreamingPack::RunStream(int index) {
   }
   CEDANA_RETURN_IF_ERROR(tar.Finish());
   CEDANA_RETURN_IF_ERROR(raw.Close());
-  return StreamInfo{fmt::format("stream-{}", index), raw.bytes(), stored->bytes(),
-                    stored->FinalHex(), {}};  // CRIU's order: no head
+  return StreamInfo{fmt::format("stream-{}", index),
+                    raw.bytes(),
+                    stored->bytes(),
+                    stored->FinalHex(),
+                    {}};  // CRIU's order: no head
 }
 
 Result<int> StreamingPack::OpenFile(const std::string& name) {
-  if (!IsSafeImageName(name)) return InvalidArgumentError("image file \"" + name + "\": unsafe name");
+  if (!IsSafeImageName(name))
+    return InvalidArgumentError("image file \"" + name + "\": unsafe name");
   if (name.size() + kPartSuffixLength > kTarMaxNameLength) {
     return InvalidArgumentError(fmt::format("image file {}: name longer than {} bytes", name,
                                             kTarMaxNameLength - kPartSuffixLength));

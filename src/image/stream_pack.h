@@ -46,9 +46,9 @@ struct StreamingPackOptions {
 };
 
 struct StreamingPackStats {
-  uint64_t file_bytes = 0;     // bytes of all files received (the images' size)
+  uint64_t file_bytes = 0;  // bytes of all files received (the images' size)
   int files = 0;
-  uint64_t peak_buffered = 0;  // most bytes held at once
+  uint64_t peak_buffered = 0;           // most bytes held at once
   std::chrono::milliseconds waited{0};  // time Append spent waiting for memory
 };
 
@@ -127,8 +127,8 @@ class StreamingPack {
   // page fault per page on first touch, which made a GiB's worth of new buffers the slowest
   // step of a streaming dump.
   std::vector<std::vector<char>> pool_;  // guarded by mu_
-  std::vector<IncomingFile> files_;   // producer thread only
-  bool stopped_ = false;              // producer thread only
+  std::vector<IncomingFile> files_;      // producer thread only
+  bool stopped_ = false;                 // producer thread only
 };
 
 }  // namespace cedana::image

@@ -92,8 +92,7 @@ class StreamingPackTest : public ::testing::TestWithParam<std::tuple<Codec, int>
     EXPECT_TRUE(s.ok()) << s.ToString();
     Files out;
     std::vector<std::string> names = fs::ListDir(restored_).value();
-    for (const auto& name : names)
-      out[name] = fs::ReadFile(restored_ + "/" + name).value();
+    for (const auto& name : names) out[name] = fs::ReadFile(restored_ + "/" + name).value();
     return out;
   }
 
@@ -161,7 +160,8 @@ TEST_F(StreamingPackTest, SmallFilesWholeLargeOnesAsPartsThatJoinByHand) {
 // which must then travel as parts rather than wait forever.
 TEST_F(StreamingPackTest, PartlyReceivedFilesDoNotDeadlockTheMemoryLimit) {
   Files files;
-  for (int i = 0; i < 6; ++i) files["pages-" + std::to_string(i) + ".img"] = RandomBytes(kPart - 7, i);
+  for (int i = 0; i < 6; ++i)
+    files["pages-" + std::to_string(i) + ".img"] = RandomBytes(kPart - 7, i);
   auto pack = StreamingPack::Start(store_, ref_, Options(Codec::kLz4, 2));
   ASSERT_TRUE(pack.has_value());
   auto infos = Feed(**pack, files);
@@ -179,7 +179,8 @@ TEST_F(StreamingPackTest, StoreFailureStopsTheProducerWithTheCause) {
   // Append stops with kAborted; the store's own error comes from Abort.
   EXPECT_EQ(infos.error().code(), Code::kAborted) << infos.error().ToString();
   Status cause = (*pack)->Abort();
-  EXPECT_NE(cause.ToString().find("No space left on device"), std::string::npos) << cause.ToString();
+  EXPECT_NE(cause.ToString().find("No space left on device"), std::string::npos)
+      << cause.ToString();
 }
 
 TEST_F(StreamingPackTest, RefusesUnsafeAndRepeatedNames) {

@@ -32,7 +32,8 @@ class StreamedUnpack::Follower : public ExtractObserver {
     if (archive_position < head_bytes_ || IsPagesImage(file)) return OkStatus();
     return AbortedError(fmt::format(
         "stream-{}: {} comes after the stream's verified head, where only memory pages may be "
-        "(the stored stream was altered)", index_, file));
+        "(the stored stream was altered)",
+        index_, file));
   }
 
   void EntryStarted(const std::string& file, uint64_t offset) override {
@@ -167,7 +168,8 @@ bool StreamedUnpack::Complete(const std::string& file) const {
 }
 
 Result<bool> StreamedUnpack::Has(const std::string& name) {
-  if (!IsSafeImageName(name)) return InvalidArgumentError("image name \"" + name + "\" is not a file name");
+  if (!IsSafeImageName(name))
+    return InvalidArgumentError("image name \"" + name + "\" is not a file name");
   if (!IsPagesImage(name)) {
     struct stat st {};
     return ::lstat((images_dir_ + "/" + name).c_str(), &st) == 0 && S_ISREG(st.st_mode);
@@ -180,7 +182,8 @@ Result<bool> StreamedUnpack::Has(const std::string& name) {
 }
 
 Status StreamedUnpack::Send(const std::string& name, int pipe_fd) {
-  if (!IsSafeImageName(name)) return InvalidArgumentError("image name \"" + name + "\" is not a file name");
+  if (!IsSafeImageName(name))
+    return InvalidArgumentError("image name \"" + name + "\" is not a file name");
   std::string path = images_dir_ + "/" + name;
   UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (!file.valid()) return ErrnoStatus(errno, "opening " + path);

@@ -79,10 +79,10 @@ class StreamedUnpack {
 
   mutable std::mutex mu_;
   std::condition_variable changed_;
-  int heads_left_;                 // guarded by mu_
-  bool done_ = false;              // the streams' threads returned (guarded by mu_)
-  bool cancelled_ = false;         // guarded by mu_
-  Status status_;                  // guarded by mu_
+  int heads_left_;          // guarded by mu_
+  bool done_ = false;       // the streams' threads returned (guarded by mu_)
+  bool cancelled_ = false;  // guarded by mu_
+  Status status_;           // guarded by mu_
   struct Position {
     bool in_pages = false;  // past its head
     bool finished = false;  // read to its end (or failed)

@@ -185,7 +185,8 @@ TEST_F(StreamedUnpackTest, ATailEntryCannotRewriteAVerifiedImage) {
   Status done = (*unpack)->Finish();
   EXPECT_EQ(done.code(), Code::kAborted);  // reported as the stream's checksum mismatch
   EXPECT_NE(done.message().find("checksum mismatch"), std::string::npos) << done.message();
-  EXPECT_NE(done.message().find("core-1.img comes after the stream's verified head"), std::string::npos)
+  EXPECT_NE(done.message().find("core-1.img comes after the stream's verified head"),
+            std::string::npos)
       << "the mismatch does not say what was found: " << done.message();
   EXPECT_EQ((*unpack)->Failure().message(), done.message()) << "the unpack ended by itself";
   EXPECT_EQ(fs::ReadFile(restored_ + "/core-1.img").value(), ImageFiles().at("core-1.img"))

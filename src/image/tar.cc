@@ -96,7 +96,8 @@ uint32_t HeaderChecksum(const UstarHeader& h) {
 }
 
 Status CheckName(const std::string& name) {
-  if (!IsSafeImageName(name)) return InvalidArgumentError("tar entry \"" + name + "\": unsafe name");
+  if (!IsSafeImageName(name))
+    return InvalidArgumentError("tar entry \"" + name + "\": unsafe name");
   return OkStatus();
 }
 
@@ -264,11 +265,13 @@ Result<std::vector<std::string>> TarReader::ExtractAll(const std::string& dir) {
     uint64_t offset = 0;
     bool part = ParsePartName(name, &base, &offset);
     if (part) CEDANA_RETURN_IF_ERROR(CheckName(base));
-    if (observer_) CEDANA_RETURN_IF_ERROR(observer_->Admit(part ? base : name, offset, entry_position));
+    if (observer_)
+      CEDANA_RETURN_IF_ERROR(observer_->Admit(part ? base : name, offset, entry_position));
     if (part) {
       CEDANA_RETURN_IF_ERROR(ExtractFile(dir, base, size, static_cast<uint32_t>(mode), offset));
     } else {
-      CEDANA_RETURN_IF_ERROR(ExtractFile(dir, name, size, static_cast<uint32_t>(mode), std::nullopt));
+      CEDANA_RETURN_IF_ERROR(
+          ExtractFile(dir, name, size, static_cast<uint32_t>(mode), std::nullopt));
     }
     names.push_back(std::move(name));
   }

@@ -14,7 +14,6 @@
 namespace cedana::image {
 namespace {
 
-
 // `seen`: what the stream's reader found first, for an admin looking for what was altered.
 Status ChecksumMismatch(const Status& seen = OkStatus()) {
   if (seen.ok()) return AbortedError("checksum mismatch (stored data altered or truncated)");
@@ -48,9 +47,11 @@ Status UnpackStream(int index, storage::CheckpointStore& store, const storage::C
   CEDANA_ASSIGN_OR_RETURN(auto store_source, store.OpenStream(ref, index));
   auto hashing = std::make_unique<HashingSource>(std::move(store_source));
   HashingSource* stored = hashing.get();
-  std::unique_ptr<storage::ByteSource> decoded = DecompressingSource(manifest.codec, std::move(hashing));
+  std::unique_ptr<storage::ByteSource> decoded =
+      DecompressingSource(manifest.codec, std::move(hashing));
   if (follower.head_verified)
-    decoded = std::make_unique<HeadVerifyingSource>(std::move(decoded), want.head, follower.head_verified);
+    decoded = std::make_unique<HeadVerifyingSource>(std::move(decoded), want.head,
+                                                    follower.head_verified);
   CountingSource raw(std::move(decoded), progress, group.cancel_flag());
   TarReader tar(&raw, follower.observer);
   Status s = tar.ExtractAll(images_dir).error();

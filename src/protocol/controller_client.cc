@@ -34,7 +34,9 @@ std::string WithoutTrailingSlash(std::string url) {
 ControllerClient::ControllerClient(std::string base_url, std::string token)
     : base_url_(WithoutTrailingSlash(std::move(base_url))), token_(std::move(token)) {}
 
-Result<nlohmann::json> ControllerClient::Get(const std::string& path) { return Request("GET", path, nullptr); }
+Result<nlohmann::json> ControllerClient::Get(const std::string& path) {
+  return Request("GET", path, nullptr);
+}
 
 Result<nlohmann::json> ControllerClient::Post(const std::string& path, const nlohmann::json& body) {
   std::string text = body.dump();
@@ -69,13 +71,17 @@ Result<nlohmann::json> ControllerClient::Request(const char* method, const std::
   curl_slist_free_all(headers);
   curl_easy_cleanup(h);
   if (rc != CURLE_OK)
-    return UnavailableError(fmt::format("controller {} unreachable: {}", base_url_, error[0] ? error : curl_easy_strerror(rc)));
+    return UnavailableError(fmt::format("controller {} unreachable: {}", base_url_,
+                                        error[0] ? error : curl_easy_strerror(rc)));
   nlohmann::json j = nlohmann::json::parse(response.empty() ? "null" : response, nullptr, false);
   if (status >= 300) {
-    std::string message = j.is_object() && j.contains("error") ? j["error"].value("message", "") : response;
-    return Status(CodeOfHttp(status), fmt::format("controller: {} {}: HTTP {}: {}", method, path, status, message));
+    std::string message =
+        j.is_object() && j.contains("error") ? j["error"].value("message", "") : response;
+    return Status(CodeOfHttp(status),
+                  fmt::format("controller: {} {}: HTTP {}: {}", method, path, status, message));
   }
-  if (j.is_discarded()) return UnavailableError(fmt::format("controller: {} {}: the answer is not JSON", method, path));
+  if (j.is_discarded())
+    return UnavailableError(fmt::format("controller: {} {}: the answer is not JSON", method, path));
   return j;
 }
 

@@ -22,7 +22,8 @@ class ControllerClient {
   Result<nlohmann::json> Post(const std::string& path, const nlohmann::json& body);
 
  private:
-  Result<nlohmann::json> Request(const char* method, const std::string& path, const std::string* body);
+  Result<nlohmann::json> Request(const char* method, const std::string& path,
+                                 const std::string* body);
 
   const std::string base_url_;
   const std::string token_;

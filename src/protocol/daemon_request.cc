@@ -61,7 +61,8 @@ class FieldReader {
     for (const Message& item : *it) {
       if (!item.is_string()) return Bad(key, "an array of strings");
       const std::string& text = item.get_ref<const std::string&>();
-      if (text.find('\0') != std::string::npos) return Bad(key, "an array of strings without NUL bytes");
+      if (text.find('\0') != std::string::npos)
+        return Bad(key, "an array of strings without NUL bytes");
       list.push_back(text);
     }
     *out = std::move(list);
@@ -110,7 +111,8 @@ Result<DaemonOp> ParseOp(const Message& message) {
   for (const auto& [value, name] : kOpNames)
     if (name == op) return value;
   std::string valid;
-  for (const auto& entry : kOpNames) valid += fmt::format("{}{}", valid.empty() ? "" : ", ", entry.second);
+  for (const auto& entry : kOpNames)
+    valid += fmt::format("{}{}", valid.empty() ? "" : ", ", entry.second);
   return InvalidArgumentError(fmt::format("unknown op \"{}\" (valid: {})", op, valid));
 }
 
@@ -150,13 +152,16 @@ Status ReadFields(const FieldReader& f, DaemonRequest* r) {
   CEDANA_RETURN_IF_ERROR(f.Int("pid", 0, std::numeric_limits<pid_t>::max(), &n));
   r->pid = static_cast<pid_t>(n);
   n = r->streams;
-  CEDANA_RETURN_IF_ERROR(f.Int("streams", std::numeric_limits<int>::min(), std::numeric_limits<int>::max(), &n));
+  CEDANA_RETURN_IF_ERROR(
+      f.Int("streams", std::numeric_limits<int>::min(), std::numeric_limits<int>::max(), &n));
   // 0 means "the configured number" only when the field is absent: an explicit 0 is a mistake.
   // The message is the one the dump gives for a configured number out of range.
   if (f.Has("streams") && (n < 1 || n > kMaxCheckpointStreams))
-    return InvalidArgumentError(fmt::format("streams must be between 1 and {}, got {}", kMaxCheckpointStreams, n));
+    return InvalidArgumentError(
+        fmt::format("streams must be between 1 and {}, got {}", kMaxCheckpointStreams, n));
   r->streams = static_cast<int>(n);
-  CEDANA_RETURN_IF_ERROR(f.Int("deadline_ms", 0, std::numeric_limits<int64_t>::max(), &r->deadline_ms));
+  CEDANA_RETURN_IF_ERROR(
+      f.Int("deadline_ms", 0, std::numeric_limits<int64_t>::max(), &r->deadline_ms));
   n = r->signal_number;
   CEDANA_RETURN_IF_ERROR(f.Int("signal", 1, kMaxSignal, &n));
   r->signal_number = static_cast<int>(n);

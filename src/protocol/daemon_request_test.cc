@@ -35,13 +35,20 @@ INSTANTIATE_TEST_SUITE_P(
                  "owner_pid":5,"stdout_path":"/o","restore_label":true,"slurm_script":"/s"})",
              Code::kOk},
         Case{"DumpStreams64", R"({"v":1,"op":"dump","pid":3,"streams":64})", Code::kOk},
-        Case{"DumpOnPreemption", R"({"v":1,"op":"dump","id":"w","reason":"preemption"})", Code::kOk},
-        Case{"DumpForNoKnownReason", R"({"v":1,"op":"dump","id":"w","reason":"whim"})", Code::kInvalidArgument},
-        Case{"DumpReasonEmpty", R"({"v":1,"op":"dump","id":"w","reason":""})", Code::kInvalidArgument},
-        Case{"DumpWithDeadline", R"({"v":1,"op":"dump","id":"w","deadline_ms":1798000000000})", Code::kOk},
-        Case{"DumpDeadlineNegative", R"({"v":1,"op":"dump","id":"w","deadline_ms":-1})", Code::kInvalidArgument},
-        Case{"DumpDeadlineAsText", R"({"v":1,"op":"dump","id":"w","deadline_ms":"soon"})", Code::kInvalidArgument},
-        Case{"SlurmJobStart", R"({"v":1,"op":"slurm_job_start","job_id":"7","uid":1000})", Code::kOk},
+        Case{"DumpOnPreemption", R"({"v":1,"op":"dump","id":"w","reason":"preemption"})",
+             Code::kOk},
+        Case{"DumpForNoKnownReason", R"({"v":1,"op":"dump","id":"w","reason":"whim"})",
+             Code::kInvalidArgument},
+        Case{"DumpReasonEmpty", R"({"v":1,"op":"dump","id":"w","reason":""})",
+             Code::kInvalidArgument},
+        Case{"DumpWithDeadline", R"({"v":1,"op":"dump","id":"w","deadline_ms":1798000000000})",
+             Code::kOk},
+        Case{"DumpDeadlineNegative", R"({"v":1,"op":"dump","id":"w","deadline_ms":-1})",
+             Code::kInvalidArgument},
+        Case{"DumpDeadlineAsText", R"({"v":1,"op":"dump","id":"w","deadline_ms":"soon"})",
+             Code::kInvalidArgument},
+        Case{"SlurmJobStart", R"({"v":1,"op":"slurm_job_start","job_id":"7","uid":1000})",
+             Code::kOk},
         Case{"NoVersion", R"({"op":"ping"})", Code::kInvalidArgument},
         Case{"VersionAsString", R"({"v":"1","op":"ping"})", Code::kInvalidArgument},
         Case{"OtherVersion", R"({"v":2,"op":"ping"})", Code::kInvalidArgument},
@@ -55,10 +62,13 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"NegativePid", R"({"v":1,"op":"dump","pid":-1})", Code::kInvalidArgument},
         Case{"PidAsDouble", R"({"v":1,"op":"dump","pid":5.0})", Code::kInvalidArgument},
         Case{"StreamsZero", R"({"v":1,"op":"dump","pid":3,"streams":0})", Code::kInvalidArgument},
-        Case{"Streams1000", R"({"v":1,"op":"dump","pid":3,"streams":1000})", Code::kInvalidArgument},
+        Case{"Streams1000", R"({"v":1,"op":"dump","pid":3,"streams":1000})",
+             Code::kInvalidArgument},
         Case{"SignalZero", R"({"v":1,"op":"kill","id":"w","signal":0})", Code::kInvalidArgument},
-        Case{"LabelTraversal", R"({"v":1,"op":"checkpoints","label":"../x"})", Code::kInvalidArgument},
-        Case{"RunEmptyLabel", R"({"v":1,"op":"run","argv":["a"],"label":""})", Code::kInvalidArgument},
+        Case{"LabelTraversal", R"({"v":1,"op":"checkpoints","label":"../x"})",
+             Code::kInvalidArgument},
+        Case{"RunEmptyLabel", R"({"v":1,"op":"run","argv":["a"],"label":""})",
+             Code::kInvalidArgument},
         Case{"RestoreEmptyLabelIsNone", R"({"v":1,"op":"restore","checkpoint_id":"c","label":""})",
              Code::kOk},
         Case{"JobIdNotDigits", R"({"v":1,"op":"run","argv":["a"],"job_id":"12; rm"})",
@@ -135,7 +145,8 @@ TEST(EncodeDaemonRequestTest, WhatIsEncodedParsesBackTheSame) {
     ASSERT_TRUE(back.has_value()) << m.dump() << ": " << back.error().ToString();
     EXPECT_TRUE(*back == r) << "changed on the way: " << m.dump();
   }
-  EXPECT_EQ(EncodeDaemonRequest(requests[0]).dump(), R"({"op":"ping"})") << "only what differs is sent";
+  EXPECT_EQ(EncodeDaemonRequest(requests[0]).dump(), R"({"op":"ping"})")
+      << "only what differs is sent";
 }
 
 }  // namespace

@@ -44,7 +44,8 @@ Result<Message> MessageReader::Read(std::optional<std::chrono::steady_clock::tim
     }
     if (buffer_.size() > kMaxMessageBytes) return InvalidArgumentError("message too large");
     if (deadline) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          *deadline - std::chrono::steady_clock::now());
       pollfd p{fd_, POLLIN, 0};
       int ready = left.count() > 0 ? ::poll(&p, 1, static_cast<int>(left.count())) : 0;
       if (ready < 0 && errno == EINTR) continue;

@@ -48,18 +48,20 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values(
         ScriptCase{"none", "#!/bin/bash\n#SBATCH --job-name=x\necho hi\n", false, false, false, ""},
         ScriptCase{"empty", "", false, false, false, ""},
-        ScriptCase{"all_in_one", "#!/bin/sh\n#SBATCH --export=ALL,CEDANA_ENABLE=1,CEDANA_CHECKPOINT=x\n",
-                   true, true, true, "x"},
-        ScriptCase{"space_form", "#SBATCH --export CEDANA_CHECKPOINT=lbl # c\n", false, false,
-                   true, "lbl"},
+        ScriptCase{"all_in_one",
+                   "#!/bin/sh\n#SBATCH --export=ALL,CEDANA_ENABLE=1,CEDANA_CHECKPOINT=x\n", true,
+                   true, true, "x"},
+        ScriptCase{"space_form", "#SBATCH --export CEDANA_CHECKPOINT=lbl # c\n", false, false, true,
+                   "lbl"},
         ScriptCase{"several_options_on_a_line",
                    "#SBATCH -N 1 --export=CEDANA_ENABLE=true --time=1\n", true, true, false, ""},
         ScriptCase{"quoted", "#SBATCH --export=\"CEDANA_CHECKPOINT=a b\"\n", false, false, true,
                    "a b"},
         ScriptCase{"enable_zero", "#SBATCH --export=CEDANA_ENABLE=0\n", true, false, false, ""},
-        ScriptCase{"last_wins",
-                   "#SBATCH --export=CEDANA_CHECKPOINT=one\n#SBATCH --export=CEDANA_CHECKPOINT=two\n",
-                   false, false, true, "two"},
+        ScriptCase{
+            "last_wins",
+            "#SBATCH --export=CEDANA_CHECKPOINT=one\n#SBATCH --export=CEDANA_CHECKPOINT=two\n",
+            false, false, true, "two"},
         ScriptCase{"stops_at_first_command",
                    "#!/bin/bash\n\n# comment\n#SBATCH --export=CEDANA_ENABLE=1\necho x\n"
                    "#SBATCH --export=CEDANA_CHECKPOINT=late\n",
@@ -90,7 +92,8 @@ TEST(BatchScriptEnv, ExplicitEnvironmentWins) {
   EXPECT_TRUE(m.enable);
   EXPECT_EQ(m.label, "mine");
   EXPECT_EQ(m.notes.size(), 3u);
-  CedanaJobSettings off = Merge(script, ParseEnvironment(std::vector<std::string>{"CEDANA_ENABLE=0"}));
+  CedanaJobSettings off =
+      Merge(script, ParseEnvironment(std::vector<std::string>{"CEDANA_ENABLE=0"}));
   EXPECT_TRUE(off.enable_set);
   EXPECT_FALSE(off.enable);
 }
@@ -102,14 +105,13 @@ TEST(BatchScriptEnv, CedanaOnlyExport) {
   EXPECT_EQ(CedanaOnlyExport("CEDANA_ENABLE=1,CEDANA_CHECKPOINT=v"),
             (Vars{{"CEDANA_ENABLE", "1"}, {"CEDANA_CHECKPOINT", "v"}}));
   EXPECT_EQ(CedanaOnlyExport("CEDANA_CHECKPOINT="), (Vars{{"CEDANA_CHECKPOINT", ""}}));
-  for (const char* left_alone : {
-           "",                       // no --export: SLURM's default is ALL already
-           "ALL", "ALL,CEDANA_ENABLE=1",
-           "NONE", "NONE,CEDANA_ENABLE=1",  // the user's explicit choice
-           "CEDANA_ENABLE=1,FOO=2",         // names another variable
-           "CEDANA_ENABLE",                 // a name to copy, not an assignment
-           "CEDANA_ENABLE=1,",              // an empty item
-           "CEDANA_=1", "cedana_enable=1"})
+  for (const char* left_alone :
+       {"",  // no --export: SLURM's default is ALL already
+        "ALL", "ALL,CEDANA_ENABLE=1", "NONE", "NONE,CEDANA_ENABLE=1",  // the user's explicit choice
+        "CEDANA_ENABLE=1,FOO=2",                                       // names another variable
+        "CEDANA_ENABLE",     // a name to copy, not an assignment
+        "CEDANA_ENABLE=1,",  // an empty item
+        "CEDANA_=1", "cedana_enable=1"})
     EXPECT_EQ(CedanaOnlyExport(left_alone), Vars{}) << left_alone;
 }
 

@@ -41,7 +41,8 @@ struct KeyValue {
 std::optional<KeyValue> MatchKey(std::string_view line, std::string_view key) {
   size_t i = 0;
   while (i < line.size() && IsSpace(line[i])) ++i;
-  if (line.size() - i < key.size() || !IEquals(line.substr(i, key.size()), key)) return std::nullopt;
+  if (line.size() - i < key.size() || !IEquals(line.substr(i, key.size()), key))
+    return std::nullopt;
   i += key.size();
   while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
   if (i >= line.size() || line[i] != '=') return std::nullopt;
@@ -142,7 +143,8 @@ std::string AddCedanaToSlurmConf(std::string_view conf) {
 }
 
 std::string AddPreemptNoticeToSlurmConf(std::string_view conf) {
-  return AddPluginToList(conf, "SlurmctldParameters", "preempt_send_user_signal", "preempt_send_user_signal");
+  return AddPluginToList(conf, "SlurmctldParameters", "preempt_send_user_signal",
+                         "preempt_send_user_signal");
 }
 
 std::string AddSpankToPlugstack(std::string_view plugstack, std::string_view spank_so_path) {

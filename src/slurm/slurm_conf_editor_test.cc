@@ -35,7 +35,8 @@ INSTANTIATE_TEST_SUITE_P(
                  "CliFilterPlugins=cli_filter/cedana\n",
                  "taskplugin = affinity,task/cedana   # pinning\n#JobSubmitPlugins=lua\n"
                  "JOBSUBMITPLUGINS=lua,job_submit/cedana\nCliFilterPlugins=cli_filter/cedana\n"},
-        EditCase{"short_names_count", "TaskPlugin=cedana\nJobSubmitPlugins=cedana\nCliFilterPlugins=cedana\n",
+        EditCase{"short_names_count",
+                 "TaskPlugin=cedana\nJobSubmitPlugins=cedana\nCliFilterPlugins=cedana\n",
                  "TaskPlugin=cedana\nJobSubmitPlugins=cedana\nCliFilterPlugins=cedana\n"},
         EditCase{"none_replaced", "TaskPlugin=task/none\n",
                  "TaskPlugin=task/cedana\nCliFilterPlugins=cli_filter/cedana\n"
@@ -47,7 +48,9 @@ TEST(SlurmConfEditor, PreemptNotice) {
             "ClusterName=c\nSlurmctldParameters=preempt_send_user_signal\n");
   const std::string other = "SlurmctldParameters=enable_configless,max_dbd_msg_action=discard\n";
   std::string once = AddPreemptNoticeToSlurmConf(other);
-  EXPECT_EQ(once, "SlurmctldParameters=enable_configless,max_dbd_msg_action=discard,preempt_send_user_signal\n");
+  EXPECT_EQ(once,
+            "SlurmctldParameters=enable_configless,max_dbd_msg_action=discard,preempt_send_user_"
+            "signal\n");
   EXPECT_EQ(AddPreemptNoticeToSlurmConf(once), once) << "not idempotent";
 }
 

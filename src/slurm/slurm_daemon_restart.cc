@@ -93,8 +93,10 @@ Result<ProcessImage> ReadProcessImage(pid_t pid) {
   ProcessImage img;
   CEDANA_ASSIGN_OR_RETURN(std::string cmdline, fs::ReadFile(proc + "/cmdline"));
   img.argv = SplitNul(cmdline);
-  if (img.argv.empty()) return FailedPreconditionError("empty command line for pid " + std::to_string(pid));
-  if (auto environ = fs::ReadFile(proc + "/environ"); environ.has_value()) img.env = SplitNul(*environ);
+  if (img.argv.empty())
+    return FailedPreconditionError("empty command line for pid " + std::to_string(pid));
+  if (auto environ = fs::ReadFile(proc + "/environ"); environ.has_value())
+    img.env = SplitNul(*environ);
   char buf[4096];
   ssize_t n = ::readlink((proc + "/exe").c_str(), buf, sizeof buf - 1);
   if (n < 0) return ErrnoStatus(errno, "reading " + proc + "/exe");
@@ -160,11 +162,12 @@ bool ControllerUp(const std::string& slurm_conf) {
 
 Status WaitUp(const std::string& name, const SlurmDaemonFiles& files, const std::string& pid_file,
               pid_t old_pid) {
-  bool up = name == "slurmctld" ? WaitFor(kStartTimeout, [&] { return ControllerUp(files.slurm_conf); })
-                                : WaitFor(kStartTimeout, [&] {
-                                    pid_t p = RunningPid(name, pid_file);
-                                    return p > 0 && p != old_pid;
-                                  });
+  bool up = name == "slurmctld"
+                ? WaitFor(kStartTimeout, [&] { return ControllerUp(files.slurm_conf); })
+                : WaitFor(kStartTimeout, [&] {
+                    pid_t p = RunningPid(name, pid_file);
+                    return p > 0 && p != old_pid;
+                  });
   if (!up) return DeadlineExceededError(name + " did not come back up within 30 s");
   return OkStatus();
 }
@@ -209,8 +212,9 @@ Status RestartSlurmDaemons(const SlurmDaemonFiles& files, std::vector<std::strin
   if (files.restart_slurmd) {
     CEDANA_RETURN_IF_ERROR(RestartOne("slurmd", files.slurmd_pid_file, files, log, &slurmd));
   } else {
-    log->push_back("slurmd not restarted: TaskPlugin is unchanged, and slurmstepd reads "
-                   "plugstack.conf for every job");
+    log->push_back(
+        "slurmd not restarted: TaskPlugin is unchanged, and slurmstepd reads "
+        "plugstack.conf for every job");
   }
   if (!ctld && !slurmd)
     log->push_back("neither slurmctld nor slurmd runs on this node: nothing restarted");

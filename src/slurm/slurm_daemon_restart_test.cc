@@ -27,8 +27,9 @@ pid_t ReadPid(const std::string& path) {
 
 TEST(SlurmDaemonRestart, NothingRunning) {
   std::vector<std::string> log;
-  ASSERT_TRUE(RestartSlurmDaemons({"/nonexistent/slurm.conf", "/nonexistent/a.pid",
-                                   "/nonexistent/b.pid"}, &log).ok());
+  ASSERT_TRUE(RestartSlurmDaemons(
+                  {"/nonexistent/slurm.conf", "/nonexistent/a.pid", "/nonexistent/b.pid"}, &log)
+                  .ok());
   ASSERT_EQ(log.size(), 1u);
   EXPECT_EQ(log[0], "neither slurmctld nor slurmd runs on this node: nothing restarted");
 }
@@ -55,7 +56,7 @@ TEST(SlurmDaemonRestart, RestartsFromPidFileWithSameArgvAndEnv) {
   std::vector<std::string> log;
   Status s = RestartSlurmDaemons({dir + "/slurm.conf", dir + "/none.pid", pid_file}, &log);
   EXPECT_TRUE(s.ok()) << s.ToString();  // not ASSERT: the cleanup below must run
-  ::kill(child, SIGKILL);  // no-op when it already exited, as it should have
+  ::kill(child, SIGKILL);               // no-op when it already exited, as it should have
   int status = 0;
   EXPECT_EQ(::waitpid(child, &status, 0), child);
   EXPECT_TRUE(WIFEXITED(status)) << "the old one did not exit on SIGTERM";
@@ -66,7 +67,7 @@ TEST(SlurmDaemonRestart, RestartsFromPidFileWithSameArgvAndEnv) {
   (void)fs::RemoveTree(dir);
   ASSERT_EQ(log.size(), 1u);
   EXPECT_EQ(log[0], "restarted slurmd (pid " + std::to_string(child) + "): " + script + " -c " +
-                       kFakeSlurmd);
+                        kFakeSlurmd);
 }
 
 }  // namespace

@@ -25,8 +25,8 @@ struct FileSpec {
   bool plugin;  // goes to PluginDir (else to bin_dir)
 };
 constexpr FileSpec kFiles[] = {
-    {kSpankSo, true, true},     {kJobSubmitSo, true, true}, {kCliFilterSo, true, true},
-    {kTaskSo, true, true},     {kSlurmBinary, true, false},
+    {kSpankSo, true, true}, {kJobSubmitSo, true, true},  {kCliFilterSo, true, true},
+    {kTaskSo, true, true},  {kSlurmBinary, true, false},
 };
 
 // What setup did, kept in SlurmInstallPaths::record so that destroy undoes exactly that.
@@ -164,7 +164,8 @@ Result<std::map<std::string, std::string>> FindSourceFiles(const std::vector<std
         break;
       }
     }
-    if (f.required && !found.contains(f.name)) missing += std::string(missing.empty() ? "" : ", ") + f.name;
+    if (f.required && !found.contains(f.name))
+      missing += std::string(missing.empty() ? "" : ", ") + f.name;
   }
   if (!missing.empty()) {
     std::string where;
@@ -185,7 +186,8 @@ Result<InstallReport> SetupSlurm(const SlurmInstallPaths& paths, const SetupOpti
   SetupRecord record;
   record.slurm_conf = layout.slurm_conf;
   record.plugstack_conf = layout.plugstack_conf;
-  record.plugstack_existed = previous ? previous->plugstack_existed : fs::Exists(layout.plugstack_conf);
+  record.plugstack_existed =
+      previous ? previous->plugstack_existed : fs::Exists(layout.plugstack_conf);
   if (previous) {
     record.installed = previous->installed;
     record.capabilities = previous->capabilities;
@@ -194,7 +196,8 @@ Result<InstallReport> SetupSlurm(const SlurmInstallPaths& paths, const SetupOpti
   if (!capability_binaries.empty() && sources.count(kSlurmBinary))
     capability_binaries.push_back(paths.bin_dir + "/" + kSlurmBinary);
   for (const auto& bin : capability_binaries)
-    if (std::find(record.capabilities.begin(), record.capabilities.end(), bin) == record.capabilities.end())
+    if (std::find(record.capabilities.begin(), record.capabilities.end(), bin) ==
+        record.capabilities.end())
       record.capabilities.push_back(bin);
   CEDANA_RETURN_IF_ERROR(BackupOnce(layout.slurm_conf, &report));
   if (record.plugstack_existed && fs::Exists(layout.plugstack_conf)) {
@@ -221,7 +224,8 @@ Result<InstallReport> SetupSlurm(const SlurmInstallPaths& paths, const SetupOpti
   for (const auto& bin : capability_binaries) {
     CEDANA_RETURN_IF_ERROR(SetFileCapabilities(bin, kUnprivilegedModeCapabilities))
         << "unprivileged mode";
-    report.actions.push_back("setcap " + CapabilityNames(kUnprivilegedModeCapabilities) + "+eip " + bin);
+    report.actions.push_back("setcap " + CapabilityNames(kUnprivilegedModeCapabilities) + "+eip " +
+                             bin);
   }
 
   CEDANA_ASSIGN_OR_RETURN(std::string conf, fs::ReadFile(layout.slurm_conf));
@@ -241,7 +245,8 @@ Result<InstallReport> SetupSlurm(const SlurmInstallPaths& paths, const SetupOpti
   }
 
   if (options.restart) {
-    CEDANA_RETURN_IF_ERROR(Restart(layout, /*task_plugin_changed=*/true, &report)) << "restarting SLURM";
+    CEDANA_RETURN_IF_ERROR(Restart(layout, /*task_plugin_changed=*/true, &report))
+        << "restarting SLURM";
   }
   return report;
 }
@@ -249,8 +254,8 @@ Result<InstallReport> SetupSlurm(const SlurmInstallPaths& paths, const SetupOpti
 Result<InstallReport> DestroySlurm(const SlurmInstallPaths& paths, bool restart) {
   CEDANA_ASSIGN_OR_RETURN(std::optional<SetupRecord> record, LoadRecord(paths.record));
   if (!record)
-    return NotFoundError("cedana slurm setup has not been run here (no record at " +
-                         paths.record + ")");
+    return NotFoundError("cedana slurm setup has not been run here (no record at " + paths.record +
+                         ")");
   InstallReport report;
   // Config first: once it no longer names our plugins, removing their files is safe.
   CEDANA_RETURN_IF_ERROR(RestoreBackup(record->slurm_conf, &report));

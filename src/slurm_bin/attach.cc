@@ -2,19 +2,19 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/auxv.h>
-#include <sys/syscall.h>
 #include <signal.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <ctime>
-#include <optional>
 #include <csignal>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -25,9 +25,9 @@
 #include "protocol/client.h"
 #include "protocol/daemon_request.h"
 #include "slurm/batch_script_env.h"
-#include "slurm_bin/slurm_job.h"
 #include "slurm_bin/job_deadlines.h"
 #include "slurm_bin/job_polling.h"
+#include "slurm_bin/slurm_job.h"
 #include "slurm_bin/time_limit.h"
 
 extern char** environ;
@@ -75,15 +75,18 @@ class JobLog {
 // anonymous pipe or a socket has no path to reopen; that is an error saying what it is.
 Result<std::string> OutputPath(int fd, const char* name) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0) return ErrnoStatus(errno, fmt::format("the job's {} is not open", name));
+  if (::fstat(fd, &st) != 0)
+    return ErrnoStatus(errno, fmt::format("the job's {} is not open", name));
   std::error_code ec;
   auto p = std::filesystem::read_symlink(fmt::format("/proc/self/fd/{}", fd), ec);
   bool named = !ec && p.is_absolute();
-  if (named && (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) return p.string();
-  const char* kind = S_ISSOCK(st.st_mode) ? "a socket" : S_ISFIFO(st.st_mode) ? "an anonymous pipe"
-                                                                             : "not a file, device or FIFO";
-  return FailedPreconditionError(fmt::format("the job's {} is {} ({})", name, kind,
-                                             ec ? "no path" : p.string()));
+  if (named && (S_ISREG(st.st_mode) || S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)))
+    return p.string();
+  const char* kind = S_ISSOCK(st.st_mode)   ? "a socket"
+                     : S_ISFIFO(st.st_mode) ? "an anonymous pipe"
+                                            : "not a file, device or FIFO";
+  return FailedPreconditionError(
+      fmt::format("the job's {} is {} ({})", name, kind, ec ? "no path" : p.string()));
 }
 
 std::string Env(const char* name, const std::string& fallback = "") {
@@ -136,7 +139,8 @@ std::vector<std::string> JobEnvironment() {
 // printed (slurm/batch_script_env.h): at the job's first start the files are emptied, as SLURM's
 // default mode would have. Before anything is written to them.
 void TruncateOutputAtFirstStart() {
-  if (Env(std::string(slurm::kOutputAppendVar).c_str()) != "1" || Env("SLURM_RESTART_COUNT", "0") != "0")
+  if (Env(std::string(slurm::kOutputAppendVar).c_str()) != "1" ||
+      Env("SLURM_RESTART_COUNT", "0") != "0")
     return;
   for (int fd : {STDOUT_FILENO, STDERR_FILENO}) {
     struct stat st {};
@@ -158,9 +162,10 @@ const char* TerminationReason(const Result<JobState>& job) {
 // "2026-12-01 22:40:01 UTC": a checkpoint's time for the job's owner, in the node's zone.
 std::string LocalTime(int64_t unix_ms) {
   std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm {};
+  std::tm tm{};
   char buf[64] = "";
-  if (::localtime_r(&t, &tm) != nullptr) std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S %Z", &tm);
+  if (::localtime_r(&t, &tm) != nullptr)
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S %Z", &tm);
   return buf;
 }
 
@@ -168,11 +173,13 @@ std::string LocalTime(int64_t unix_ms) {
 // after SLURM ends the job, the owner hears it now, not after the job was lost.
 void TellIfLate(const protocol::Message& m, const char* why, JobLog& log) {
   if (m.value("phase", "") != "queued" || m.value("fits", true)) return;
-  const int64_t finish = m.value("finish_ms", int64_t{0}), deadline = m.value("deadline_ms", int64_t{0});
+  const int64_t finish = m.value("finish_ms", int64_t{0}),
+                deadline = m.value("deadline_ms", int64_t{0});
   log("the checkpoint on {} is not expected to finish in time: {} MiB to dump behind {} other "
       "checkpoint(s) on this node ({} MiB), expected to end at {}, {:.0f} s after SLURM ends the "
       "job at {}. If it does not finish, the job's next run resumes from its newest checkpoint, or "
-      "starts fresh", why, m.value("bytes", uint64_t{0}) >> 20, m.value("ahead", 0),
+      "starts fresh",
+      why, m.value("bytes", uint64_t{0}) >> 20, m.value("ahead", 0),
       m.value("ahead_bytes", uint64_t{0}) >> 20, LocalTime(finish), (finish - deadline) / 1000.0,
       LocalTime(deadline));
 }
@@ -190,16 +197,17 @@ std::optional<int64_t> Checkpoint(const std::string& socket, const std::string& 
   req.leave_running = leave_running;
   req.reason = reason;
   req.deadline_ms = deadline_ms;
-  auto r = protocol::CallDaemon(socket, protocol::EncodeDaemonRequest(req), [&](const protocol::Message& m) { TellIfLate(m, why, log); });
+  auto r = protocol::CallDaemon(socket, protocol::EncodeDaemonRequest(req),
+                                [&](const protocol::Message& m) { TellIfLate(m, why, log); });
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!r.has_value()) {
     // Something in the job cannot be checkpointed: trying again will not help, so say what
     // and where, and what happens to the job instead.
     if (r.error().code() == Code::kUnsupported)
       log("checkpoint refused: {} (on {}; the job runs on until SLURM ends it, and then starts "
-          "from its newest checkpoint, or fresh)", r.error().message(), why);
-    else
-      log("checkpoint on {} failed after {:.1f} s: {}", why, secs, r.error().message());
+          "from its newest checkpoint, or fresh)",
+          r.error().message(), why);
+    else log("checkpoint on {} failed after {:.1f} s: {}", why, secs, r.error().message());
     return std::nullopt;
   }
   const auto& c = (*r)["checkpoint"];
@@ -225,7 +233,8 @@ int RunAttach(const std::vector<std::string>& argv) {
     log("settings recovered from the batch script: {}", recovered);
 
   auto loaded = LoadConfig(ConfigPath(ProcessEnvironment()), ProcessEnvironment());
-  if (!loaded.has_value()) ExecUnmanaged(argv, log, "configuration error: " + loaded.error().message());
+  if (!loaded.has_value())
+    ExecUnmanaged(argv, log, "configuration error: " + loaded.error().message());
   const std::string socket = loaded->config.socket_path;
 
   std::error_code ec;
@@ -251,9 +260,11 @@ int RunAttach(const std::vector<std::string>& argv) {
     std::string reason = r->value("checkpoint_reason", "");
     log("resumed from checkpoint {} taken at {}{} (job {}, restart {}, label {})", restored,
         LocalTime(r->value("checkpoint_created_at_ms", int64_t{0})),
-        reason.empty() ? "" : " on " + ReasonPhrase(reason), job_id, Env("SLURM_RESTART_COUNT", "0"), label);
+        reason.empty() ? "" : " on " + ReasonPhrase(reason), job_id,
+        Env("SLURM_RESTART_COUNT", "0"), label);
   } else {
-    if (std::string fresh = r->value("fresh_reason", ""); !fresh.empty()) log("{}; starting fresh", fresh);
+    if (std::string fresh = r->value("fresh_reason", ""); !fresh.empty())
+      log("{}; starting fresh", fresh);
     if (std::string e = r->value("restore_error", ""); !e.empty())
       log("no checkpoint of label {} could be restored ({}); starting fresh", label, e);
     log("job {} started under cedana as workload {} (label {})", job_id, id, label);
@@ -293,8 +304,11 @@ int RunAttach(const std::vector<std::string>& argv) {
   if (Env(std::string(slurm::kPreemptNoticeVar).c_str()) == "USR1") {
     preempt_notice = settings.has_value() && settings->sends_preempt_notice;
     if (!preempt_notice)
-      log("slurmctld does not signal preemptions (SlurmctldParameters lacks preempt_send_user_signal: "
-          "run `cedana slurm setup` on the controller); asking it about job {} twice a second instead", job_id);
+      log("slurmctld does not signal preemptions (SlurmctldParameters lacks "
+          "preempt_send_user_signal: "
+          "run `cedana slurm setup` on the controller); asking it about job {} twice a second "
+          "instead",
+          job_id);
   }
   int64_t last_checkpoint_ms = r->value("checkpoint_duration_ms", int64_t{0});
   int unreachable_after_exit = 0;
@@ -307,9 +321,11 @@ int RunAttach(const std::vector<std::string>& argv) {
       const std::time_t now = std::time(nullptr);
       Result<JobState> s = job.Load();
       // A preemption without SLURM's notice: SIGTERM starts the grace time.
-      const int64_t deadline = s.has_value() && s->preempted ? deadlines.AfterPreemption(s->preempt_time)
-                                                             : deadlines.AfterSigterm(now);
-      checkpointed = Checkpoint(socket, id, "SIGTERM", TerminationReason(s), false, deadline, log).has_value();
+      const int64_t deadline = s.has_value() && s->preempted
+                                   ? deadlines.AfterPreemption(s->preempt_time)
+                                   : deadlines.AfterSigterm(now);
+      checkpointed =
+          Checkpoint(socket, id, "SIGTERM", TerminationReason(s), false, deadline, log).has_value();
     }
     if (g_term && checkpointed) return 0;
     if (int sig = g_forward; sig != 0) {
@@ -318,28 +334,31 @@ int RunAttach(const std::vector<std::string>& argv) {
       kill.op = protocol::DaemonOp::kKill;
       kill.id = id;
       kill.signal_number = sig;
-      if (auto f = protocol::CallDaemon(socket, protocol::EncodeDaemonRequest(kill)); !f.has_value())
+      if (auto f = protocol::CallDaemon(socket, protocol::EncodeDaemonRequest(kill));
+          !f.has_value())
         log("passing signal {} on to the workload failed: {}", sig, f.error().message());
     }
     bool preempt = g_usr1 != 0;
     std::time_t preempt_began = std::time(nullptr);  // SLURM's notice comes as it begins
-    std::optional<TimeLimitInput> limit_in;  // set when the job was just asked about
+    std::optional<TimeLimitInput> limit_in;          // set when the job was just asked about
     if (!checkpointed && std::chrono::steady_clock::now() >= next_poll) {
       if (auto s = job.Load(); s.has_value()) {
         if (!preempt && s->preempted) preempt_began = s->preempt_time;
         preempt = preempt || s->preempted;
-        limit_in = TimeLimitInput{std::time(nullptr), s->end_time, last_checkpoint_ms, requeue_asked,
-                                  s->restart_count};
+        limit_in = TimeLimitInput{std::time(nullptr), s->end_time, last_checkpoint_ms,
+                                  requeue_asked, s->restart_count};
       }
       const std::time_t acts_at = limit_in && !tried_limit ? TimeLimitActsAt(*limit_in, limits) : 0;
-      next_poll = std::chrono::steady_clock::now() + NextPollIn(preempt_notice, std::time(nullptr), acts_at);
+      next_poll = std::chrono::steady_clock::now() +
+                  NextPollIn(preempt_notice, std::time(nullptr), acts_at);
     }
     if (preempt && !tried_preempt && !checkpointed) {
       tried_preempt = true;
       // Stay alive after the checkpoint: SLURM requeues a preempted job when its grace time
       // ends; a batch step that exited by itself would end the job instead.
       checkpointed = Checkpoint(socket, id, "preemption", "preemption", false,
-                                deadlines.AfterPreemption(preempt_began), log).has_value();
+                                deadlines.AfterPreemption(preempt_began), log)
+                         .has_value();
     }
     if (limit_in && !checkpointed && !tried_limit) {
       const TimeLimitInput& in = *limit_in;
@@ -349,18 +368,21 @@ int RunAttach(const std::vector<std::string>& argv) {
         if (std::string why = WhyNoRequeue(in, limits); !why.empty())
           log("not requeued at the time limit: {}", why);
         bool requeue = action == TimeLimitAction::kCheckpointAndRequeue;
-        std::optional<int64_t> took = Checkpoint(socket, id, "its time limit", "time_limit", !requeue,
-                                                 static_cast<int64_t>(in.end_time) * 1000, log);
+        std::optional<int64_t> took =
+            Checkpoint(socket, id, "its time limit", "time_limit", !requeue,
+                       static_cast<int64_t>(in.end_time) * 1000, log);
         if (took) last_checkpoint_ms = *took;
         if (took && requeue) {
           // Stopped at the checkpoint: SLURM ends this run and starts the job again, and the
           // next run resumes from it. Stay until SLURM stops us, as after a preemption.
           checkpointed = true;
           if (Status q = job.Requeue(); q.ok())
-            log("job {} requeued at its time limit (restart {} of at most {}); it resumes from the checkpoint",
+            log("job {} requeued at its time limit (restart {} of at most {}); it resumes from the "
+                "checkpoint",
                 job_id, in.restart_count + 1, limits.max_restarts);
           else
-            log("requeueing at the time limit failed ({}); resubmit the job to resume it", q.message());
+            log("requeueing at the time limit failed ({}); resubmit the job to resume it",
+                q.message());
         }
       }
     }
@@ -383,7 +405,8 @@ int RunAttach(const std::vector<std::string>& argv) {
         if (status == "checkpointed") checkpointed = true;  // e.g. `cedana dump` by the admin
       } else if (gone && ++unreachable_after_exit > 50) {
         log("the workload ended while the node daemon is unreachable ({}); its exit status is "
-            "unknown", w.error().message());
+            "unknown",
+            w.error().message());
         return 1;
       }
     }

@@ -40,11 +40,12 @@ int Status(const Config& c) {
   client.set_connection_timeout(3);
   auto res = client.Get("/v1/health");
   if (!res) {
-    std::printf("controller: not answering on %s:%s\n", host.c_str(), listen.substr(colon + 1).c_str());
+    std::printf("controller: not answering on %s:%s\n", host.c_str(),
+                listen.substr(colon + 1).c_str());
     return 1;
   }
-  std::printf("controller: %s (pid %d)\n%s\n", res->status == 200 ? "running" : "degraded", RunningPid(c),
-              res->body.c_str());
+  std::printf("controller: %s (pid %d)\n%s\n", res->status == 200 ? "running" : "degraded",
+              RunningPid(c), res->body.c_str());
   return res->status == 200 ? 0 : 1;
 }
 
@@ -55,7 +56,8 @@ int Stop(const Config& c) {
     return 0;
   }
   ::kill(pid, SIGTERM);
-  for (int i = 0; i < 100 && ::kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (int i = 0; i < 100 && ::kill(pid, 0) == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
   if (::kill(pid, 0) == 0) {
     std::fprintf(stderr, "cedana-slurm: controller pid %d did not stop within 10 s\n", pid);
     return 1;

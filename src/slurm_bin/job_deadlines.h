@@ -18,7 +18,9 @@ struct JobDeadlines {
   // Unix ms; 0 when unknown.
   int64_t AfterPreemption(std::time_t began) const {
     if (!grace_seconds) return 0;
-    return (static_cast<int64_t>(began) + (*grace_seconds > 0 ? *grace_seconds : kill_wait_seconds)) * 1000;
+    return (static_cast<int64_t>(began) +
+            (*grace_seconds > 0 ? *grace_seconds : kill_wait_seconds)) *
+           1000;
   }
   int64_t AfterSigterm(std::time_t now) const {
     return (static_cast<int64_t>(now) + kill_wait_seconds) * 1000;

@@ -18,7 +18,8 @@ TEST(JobPollingTest, WithTheNoticeEvery30sOrWhenTheTimeLimitActs) {
   EXPECT_EQ(NextPollIn(true, 1000, 0), kPollWithNotice);
   EXPECT_EQ(NextPollIn(true, 1000, 1000 + 3600), kPollWithNotice);
   EXPECT_EQ(NextPollIn(true, 1000, 1012), milliseconds(12'000));
-  EXPECT_EQ(NextPollIn(true, 1000, 1000), kPollWithoutNotice);  // due: asked again soon, not in a loop
+  EXPECT_EQ(NextPollIn(true, 1000, 1000),
+            kPollWithoutNotice);  // due: asked again soon, not in a loop
   EXPECT_EQ(NextPollIn(true, 1000, 900), kPollWithoutNotice);
 }
 

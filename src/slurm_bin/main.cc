@@ -19,7 +19,8 @@ int main(int argc, char** argv) {
   // See cedana's main: the seeds' file capabilities are not used by cedana-slurm either.
   cedana::DropProcessCapabilities();
   try {
-    if (const char* attach = std::getenv("CEDANA_SLURM_ATTACH"); attach && std::string(attach) == "1") {
+    if (const char* attach = std::getenv("CEDANA_SLURM_ATTACH");
+        attach && std::string(attach) == "1") {
       std::vector<std::string> args(argv, argv + argc);
       const char* orig = std::getenv("CEDANA_SLURM_ORIG_ARGV0");
       args[0] = orig ? orig : args[0];
@@ -32,7 +33,8 @@ int main(int argc, char** argv) {
     attach->add_option("command", cmd, "Command and arguments")->required()->expected(-1);
     int code = 0;
     attach->callback([&] { code = cedana::slurm_bin::RunAttach(cmd); });
-    auto* daemon = app.add_subcommand("daemon", "The controller: catalog, policies, REST API, web UI, installer");
+    auto* daemon = app.add_subcommand(
+        "daemon", "The controller: catalog, policies, REST API, web UI, installer");
     std::string action = "start";
     daemon->add_option("action", action, "start (foreground, the default), status or stop")
         ->check(CLI::IsMember({"start", "status", "stop"}));

@@ -15,9 +15,9 @@ struct JobState {
   // signal a batch script at preemption, so the proxy polls for this.
   bool preempted = false;
   std::time_t preempt_time = 0;  // when (the grace time starts then); 0 when not preempted
-  std::time_t end_time = 0;    // when SLURM ends it (its time limit); 0 when unlimited
-  uint32_t restart_count = 0;  // requeues so far
-  bool cancelled = false;      // scancel: its state is CANCELLED
+  std::time_t end_time = 0;      // when SLURM ends it (its time limit); 0 when unlimited
+  uint32_t restart_count = 0;    // requeues so far
+  bool cancelled = false;        // scancel: its state is CANCELLED
   // `scontrol requeue` (a maintenance move too): slurmctld makes a requeued job PENDING (and
   // COMPLETING) before it signals the running one, or flags it REQUEUE.
   bool requeueing = false;

@@ -6,7 +6,8 @@ namespace cedana::slurm_bin {
 
 namespace {
 int64_t LeadMs(const TimeLimitInput& in, const TimeLimitPolicy& policy) {
-  int64_t checkpoint_ms = in.last_checkpoint_ms > 0 ? in.last_checkpoint_ms : kUnmeasuredCheckpointMs;
+  int64_t checkpoint_ms =
+      in.last_checkpoint_ms > 0 ? in.last_checkpoint_ms : kUnmeasuredCheckpointMs;
   return checkpoint_ms + int64_t{policy.margin_seconds} * 1000;
 }
 }  // namespace
@@ -19,10 +20,12 @@ std::time_t TimeLimitActsAt(const TimeLimitInput& in, const TimeLimitPolicy& pol
 
 TimeLimitAction DecideTimeLimit(const TimeLimitInput& in, const TimeLimitPolicy& policy) {
   if (in.end_time <= 0) return TimeLimitAction::kWait;
-  if ((static_cast<int64_t>(in.end_time) - static_cast<int64_t>(in.now)) * 1000 > LeadMs(in, policy))
+  if ((static_cast<int64_t>(in.end_time) - static_cast<int64_t>(in.now)) * 1000 >
+      LeadMs(in, policy))
     return TimeLimitAction::kWait;
-  return WhyNoRequeue(in, policy).empty() && in.job_asks_requeue ? TimeLimitAction::kCheckpointAndRequeue
-                                                                  : TimeLimitAction::kCheckpointAndRunOn;
+  return WhyNoRequeue(in, policy).empty() && in.job_asks_requeue
+             ? TimeLimitAction::kCheckpointAndRequeue
+             : TimeLimitAction::kCheckpointAndRunOn;
 }
 
 std::string WhyNoRequeue(const TimeLimitInput& in, const TimeLimitPolicy& policy) {

@@ -23,9 +23,9 @@ struct TimeLimitPolicy {  // the node daemon's config
 
 struct TimeLimitInput {
   std::time_t now = 0;
-  std::time_t end_time = 0;         // 0: the job has no time limit
-  int64_t last_checkpoint_ms = 0;   // 0: none measured yet
-  bool job_asks_requeue = false;    // CEDANA_REQUEUE_ON_TIMEOUT=1
+  std::time_t end_time = 0;        // 0: the job has no time limit
+  int64_t last_checkpoint_ms = 0;  // 0: none measured yet
+  bool job_asks_requeue = false;   // CEDANA_REQUEUE_ON_TIMEOUT=1
   uint32_t restart_count = 0;
 };
 

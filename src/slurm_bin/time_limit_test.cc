@@ -27,7 +27,8 @@ TimeLimitPolicy Allowing() {
 TEST(TimeLimitTest, StartsTheLastCheckpointsDurationPlusTheMarginBeforeTheEnd) {
   EXPECT_EQ(DecideTimeLimit(At(kEnd - 51), Allowing()), TimeLimitAction::kWait);
   EXPECT_EQ(DecideTimeLimit(At(kEnd - 50), Allowing()), TimeLimitAction::kCheckpointAndRequeue);
-  EXPECT_EQ(DecideTimeLimit(At(kEnd + 5), Allowing()), TimeLimitAction::kCheckpointAndRequeue) << "late, still";
+  EXPECT_EQ(DecideTimeLimit(At(kEnd + 5), Allowing()), TimeLimitAction::kCheckpointAndRequeue)
+      << "late, still";
   TimeLimitInput unmeasured = At(kEnd - 31);
   unmeasured.last_checkpoint_ms = 0;  // 10 s estimated
   EXPECT_EQ(DecideTimeLimit(unmeasured, Allowing()), TimeLimitAction::kWait);
@@ -55,7 +56,8 @@ TEST(TimeLimitTest, RequeuesOnlyWhenTheJobAsksTheSiteAllowsAndRestartsAreLeft) {
 
   in.restart_count = 3;
   EXPECT_EQ(DecideTimeLimit(in, Allowing()), TimeLimitAction::kCheckpointAndRunOn);
-  EXPECT_EQ(WhyNoRequeue(in, Allowing()), "the job was restarted 3 times already (slurm.max_restarts is 3)");
+  EXPECT_EQ(WhyNoRequeue(in, Allowing()),
+            "the job was restarted 3 times already (slurm.max_restarts is 3)");
   in.restart_count = 2;
   EXPECT_EQ(DecideTimeLimit(in, Allowing()), TimeLimitAction::kCheckpointAndRequeue);
 }

@@ -82,6 +82,6 @@ class CheckpointStore {
 // the s3.* settings of `config`). kInvalidArgument for a malformed location or S3 settings that
 // cannot work.
 Result<std::unique_ptr<CheckpointStore>> OpenStore(const std::string& location,
-                                                    const Config& config);
+                                                   const Config& config);
 
 }  // namespace cedana::storage

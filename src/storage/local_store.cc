@@ -135,7 +135,8 @@ Status LocalStore::CheckWritable(const std::string& owner) {
   if (!owner.empty()) {
     CEDANA_RETURN_IF_ERROR(ValidateRef(CheckpointRef{owner, "probe", "probe"}));
     dir += "/" + owner;
-    CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir, 0700)) << "checkpoint dir " << root_ << " is not writable";
+    CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir, 0700))
+        << "checkpoint dir " << root_ << " is not writable";
   }
   std::string probe = dir + "/.cedana-write-test.XXXXXX";
   int fd = ::mkstemp(probe.data());
@@ -199,7 +200,8 @@ Result<std::string> LocalStore::ReadSmallFile(const std::string& rel) const {
   const std::string path = root_ + "/" + rel;
   UniqueFd root(::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root.valid()) return ErrnoStatus(errno, "opening checkpoint dir " + root_);
-  UniqueFd fd(fs::OpenNoSymlinks(root.get(), rel, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, true));
+  UniqueFd fd(
+      fs::OpenNoSymlinks(root.get(), rel, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, true));
   if (!fd.valid()) {
     if (errno == ENOENT) return NotFoundError(path + " does not exist");
     if (errno == ELOOP || errno == EXDEV)
@@ -210,8 +212,8 @@ Result<std::string> LocalStore::ReadSmallFile(const std::string& rel) const {
   if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, "stat " + path);
   if (!S_ISREG(st.st_mode)) return InvalidArgumentError(path + " is not a regular file");
   if (static_cast<uint64_t>(st.st_size) > kMaxManifestBytes)
-    return InvalidArgumentError(fmt::format("{} is {} bytes, more than a manifest may be ({})", path,
-                                            st.st_size, kMaxManifestBytes));
+    return InvalidArgumentError(fmt::format("{} is {} bytes, more than a manifest may be ({})",
+                                            path, st.st_size, kMaxManifestBytes));
   std::string data(static_cast<size_t>(st.st_size), '\0');
   size_t got = 0;
   while (got < data.size()) {
@@ -229,11 +231,13 @@ Result<std::string> LocalStore::ReadManifest(const CheckpointRef& ref) {
   CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
   Result<std::string> data = ReadSmallFile(ref.Path() + "/" + kManifestName);
   if (!data.has_value() && data.error().code() == Code::kNotFound)
-    return NotFoundError("checkpoint " + ref.Path() + " in " + root_ + " is not committed (no manifest.json)");
+    return NotFoundError("checkpoint " + ref.Path() + " in " + root_ +
+                         " is not committed (no manifest.json)");
   return data;
 }
 
-Status LocalStore::WriteLineage(const std::string& owner, const std::string& label, const std::string& json) {
+Status LocalStore::WriteLineage(const std::string& owner, const std::string& label,
+                                const std::string& json) {
   CEDANA_RETURN_IF_ERROR(ValidateComponent("owner", owner));
   CEDANA_RETURN_IF_ERROR(ValidateComponent("label", label));
   std::string dir = root_ + "/" + owner + "/" + label;

@@ -34,7 +34,8 @@ class LocalStore : public CheckpointStore {
   // kNotFound when the stream file does not exist.
   Result<std::unique_ptr<ByteSource>> OpenStream(const CheckpointRef& ref, int index) override;
   Result<std::string> ReadManifest(const CheckpointRef& ref) override;
-  Status WriteLineage(const std::string& owner, const std::string& label, const std::string& json) override;
+  Status WriteLineage(const std::string& owner, const std::string& label,
+                      const std::string& json) override;
   Result<std::string> ReadLineage(const std::string& owner, const std::string& label) override;
   // Checkpoint dirs holding a manifest.json; dirs without one (in progress, or abandoned by a
   // crash) are skipped. A missing root or owner/label dir yields an empty list.

@@ -273,7 +273,8 @@ TEST(LocalStoreTest, AnOwnersUnreadableLabelDirIsSkipped) {
   }
   ASSERT_EQ(::chmod(tmp.Sub("alice/eval").c_str(), 0), 0);
   auto refs = store.List(std::string("alice"), std::nullopt);
-  ASSERT_TRUE(refs.has_value()) << "one unreadable label failed the owner's whole listing: " << refs.error().ToString();
+  ASSERT_TRUE(refs.has_value()) << "one unreadable label failed the owner's whole listing: "
+                                << refs.error().ToString();
   ASSERT_EQ(refs->size(), 1u);
   EXPECT_EQ((*refs)[0].label, "train");
   auto only = store.List(std::string("alice"), std::string("eval"));

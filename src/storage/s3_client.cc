@@ -96,7 +96,8 @@ size_t ReadHeader(char* data, size_t size, size_t count, void* user) {
     if (name == kEtag) {
       std::string_view v = line.substr(kEtag.size());
       while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-      while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' ')) v.remove_suffix(1);
+      while (!v.empty() && (v.back() == '\r' || v.back() == '\n' || v.back() == ' '))
+        v.remove_suffix(1);
       *static_cast<std::string*>(user) = std::string(v);
     }
   }
@@ -113,10 +114,8 @@ bool IsRetryableCurl(CURLcode code) {
     case CURLE_SSL_CERTPROBLEM:
     case CURLE_LOGIN_DENIED:
     case CURLE_OUT_OF_MEMORY:
-    case CURLE_ABORTED_BY_CALLBACK:
-      return false;
-    default:
-      return true;
+    case CURLE_ABORTED_BY_CALLBACK: return false;
+    default: return true;
   }
 }
 
@@ -159,9 +158,8 @@ Result<std::shared_ptr<Client>> Client::Create(Settings settings, std::string bu
   }
   if (settings.region.empty()) settings.region = "us-east-1";
   settings.max_attempts = std::max(1, settings.max_attempts);
-  CEDANA_ASSIGN_OR_RETURN(
-      Endpoint endpoint,
-      ResolveEndpoint(settings.endpoint_url, settings.region, settings.addressing, bucket));
+  CEDANA_ASSIGN_OR_RETURN(Endpoint endpoint, ResolveEndpoint(settings.endpoint_url, settings.region,
+                                                             settings.addressing, bucket));
   GlobalInit();
   return std::shared_ptr<Client>(new Client(std::move(settings), std::move(bucket), endpoint));
 }
@@ -199,7 +197,8 @@ Result<Client::Response> Client::Send(const Request& req) {
   // libcurl signs this header's value as the payload hash (it cannot hash a streamed body).
   headers = curl_slist_append(headers, ("x-amz-content-sha256: " + Sha256Hex(req.body)).c_str());
   if (!settings_.session_token.empty())
-    headers = curl_slist_append(headers, ("x-amz-security-token: " + settings_.session_token).c_str());
+    headers =
+        curl_slist_append(headers, ("x-amz-security-token: " + settings_.session_token).c_str());
   for (const std::string& extra : req.headers) headers = curl_slist_append(headers, extra.c_str());
 
   Response resp;
@@ -296,7 +295,8 @@ Status Client::ErrorOf(const Request& req, const Response& resp) const {
   if (resp.status == 412) {
     return AbortedError(fmt::format("{} changed while it was read ({})", object, detail));
   }
-  Code c = resp.status >= 500 || resp.status == 429 ? Code::kUnavailable : Code::kFailedPrecondition;
+  Code c =
+      resp.status >= 500 || resp.status == 429 ? Code::kUnavailable : Code::kFailedPrecondition;
   return Status(c, fmt::format("S3 {} {}: {}", req.method, object, detail));
 }
 
@@ -314,8 +314,8 @@ Result<std::string> Client::GetObject(const std::string& key, std::optional<size
   if (max_bytes) req.headers.push_back(fmt::format("Range: bytes=0-{}", *max_bytes));
   CEDANA_ASSIGN_OR_RETURN(Response resp, Perform(req));
   if (max_bytes && resp.body.size() > *max_bytes)
-    return InvalidArgumentError(fmt::format("S3 object {} in {} is larger than {} bytes", key,
-                                            Describe(), *max_bytes));
+    return InvalidArgumentError(
+        fmt::format("S3 object {} in {} is larger than {} bytes", key, Describe(), *max_bytes));
   return std::move(resp.body);
 }
 
@@ -325,7 +325,8 @@ Result<ObjectInfo> Client::HeadObject(const std::string& key) {
   req.key = key;
   CEDANA_ASSIGN_OR_RETURN(Response resp, Perform(req));
   if (resp.content_length < 0)
-    return FailedPreconditionError(fmt::format("S3 HEAD {} in {}: no Content-Length", key, Describe()));
+    return FailedPreconditionError(
+        fmt::format("S3 HEAD {} in {}: no Content-Length", key, Describe()));
   return ObjectInfo{static_cast<uint64_t>(resp.content_length), resp.etag};
 }
 
@@ -382,7 +383,8 @@ Result<std::string> Client::CreateMultipartUpload(const std::string& key) {
   CEDANA_ASSIGN_OR_RETURN(Response resp, Perform(req));
   std::string id = XmlValue(resp.body, "UploadId");
   if (id.empty())
-    return FailedPreconditionError(fmt::format("S3 gave no UploadId for {} in {}", key, Describe()));
+    return FailedPreconditionError(
+        fmt::format("S3 gave no UploadId for {} in {}", key, Describe()));
   return id;
 }
 
@@ -412,9 +414,9 @@ Status Client::CompleteMultipartUpload(const std::string& key, const std::string
   CEDANA_ASSIGN_OR_RETURN(Response resp, Perform(req));
   // S3 may answer 200 and still report an error in the body.
   if (!XmlValue(resp.body, "Code").empty() && XmlValue(resp.body, "ETag").empty()) {
-    return FailedPreconditionError(fmt::format("S3 could not complete the upload of {} in {}: {} {}",
-                                               key, Describe(), XmlValue(resp.body, "Code"),
-                                               XmlValue(resp.body, "Message")));
+    return FailedPreconditionError(
+        fmt::format("S3 could not complete the upload of {} in {}: {} {}", key, Describe(),
+                    XmlValue(resp.body, "Code"), XmlValue(resp.body, "Message")));
   }
   return OkStatus();
 }

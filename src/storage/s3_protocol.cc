@@ -80,15 +80,18 @@ Result<Location> ParseLocation(std::string_view url) {
   if (slash != std::string_view::npos) loc.prefix = std::string(TrimSlashes(rest.substr(slash)));
   CEDANA_RETURN_IF_ERROR(CheckBucket(loc.bucket)) << "checkpoint dir " << url;
   if (loc.prefix.find("//") != std::string::npos)
-    return InvalidArgumentError(fmt::format("checkpoint dir {}: the prefix has an empty path "
-                                            "segment (\"//\")", url));
+    return InvalidArgumentError(
+        fmt::format("checkpoint dir {}: the prefix has an empty path "
+                    "segment (\"//\")",
+                    url));
   return loc;
 }
 
 Result<Endpoint> ResolveEndpoint(const std::string& endpoint_url, const std::string& region,
                                  const std::string& addressing, const std::string& bucket) {
   if (addressing != "auto" && addressing != "path" && addressing != "virtual")
-    return InvalidArgumentError("s3.addressing \"" + addressing + "\" (valid: auto, path, virtual)");
+    return InvalidArgumentError("s3.addressing \"" + addressing +
+                                "\" (valid: auto, path, virtual)");
   Endpoint e;
   bool aws = endpoint_url.empty();
   if (aws) {
@@ -203,7 +206,8 @@ std::string CompleteMultipartXml(const std::vector<std::string>& etags) {
 ListPage ParseListPage(std::string_view xml) {
   ListPage page;
   page.keys = XmlValues(xml, "Key");
-  if (XmlValue(xml, "IsTruncated") == "true") page.next_token = XmlValue(xml, "NextContinuationToken");
+  if (XmlValue(xml, "IsTruncated") == "true")
+    page.next_token = XmlValue(xml, "NextContinuationToken");
   return page;
 }
 

@@ -53,7 +53,8 @@ TEST(S3EndpointTest, CustomEndpointIsPathStyleByDefault) {
   e = ResolveEndpoint("http://localhost:7480/base", "us-east-1", "virtual", "bkt");
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(ObjectUrl(*e, "bkt", "k"), "http://bkt.localhost:7480/base/k");
-  EXPECT_EQ(ObjectUrl(*e, "bkt", "", {{"uploads", ""}}), "http://bkt.localhost:7480/base/?uploads=");
+  EXPECT_EQ(ObjectUrl(*e, "bkt", "", {{"uploads", ""}}),
+            "http://bkt.localhost:7480/base/?uploads=");
 }
 
 TEST(S3EndpointTest, BadEndpointsAreRefused) {

@@ -20,7 +20,9 @@ constexpr int kMaxParts = 10000;
 class S3Sink : public ByteSink {
  public:
   S3Sink(std::shared_ptr<s3::Client> client, std::string key)
-      : client_(std::move(client)), key_(std::move(key)), part_size_(client_->settings().part_size) {
+      : client_(std::move(client)),
+        key_(std::move(key)),
+        part_size_(client_->settings().part_size) {
     buffer_.reserve(part_size_);
   }
 
@@ -82,9 +84,9 @@ class S3Sink : public ByteSink {
     CEDANA_RETURN_IF_ERROR(CollectPart());
     int number = static_cast<int>(etags_.size()) + 1;
     if (number > kMaxParts) {
-      return FailedPreconditionError(fmt::format(
-          "stream {} needs more than {} parts of {} MiB; raise s3.part_size_mib", key_, kMaxParts,
-          part_size_ >> 20));
+      return FailedPreconditionError(
+          fmt::format("stream {} needs more than {} parts of {} MiB; raise s3.part_size_mib", key_,
+                      kMaxParts, part_size_ >> 20));
     }
     in_flight_ = std::async(std::launch::async,
                             [client = client_, key = key_, id = upload_id_, number,
@@ -128,7 +130,9 @@ class S3Sink : public ByteSink {
 class S3Source : public ByteSource {
  public:
   S3Source(std::shared_ptr<s3::Client> client, std::string key, s3::ObjectInfo info)
-      : client_(std::move(client)), key_(std::move(key)), info_(std::move(info)),
+      : client_(std::move(client)),
+        key_(std::move(key)),
+        info_(std::move(info)),
         chunk_(client_->settings().part_size) {}
 
   ~S3Source() override {
@@ -215,7 +219,8 @@ Status S3Store::CheckWritable(const std::string& /*owner: one probe for the buck
 Result<std::unique_ptr<ByteSink>> S3Store::CreateStream(const CheckpointRef& ref, int index) {
   CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
   if (index < 0) return InvalidArgumentError("negative stream index " + std::to_string(index));
-  return std::unique_ptr<ByteSink>(std::make_unique<S3Sink>(client_, KeyOf(ref, StreamName(index))));
+  return std::unique_ptr<ByteSink>(
+      std::make_unique<S3Sink>(client_, KeyOf(ref, StreamName(index))));
 }
 
 Status S3Store::Commit(const CheckpointRef& ref, const std::string& manifest_json) {
@@ -248,7 +253,8 @@ Result<std::string> S3Store::ReadManifest(const CheckpointRef& ref) {
   return data;
 }
 
-Status S3Store::WriteLineage(const std::string& owner, const std::string& label, const std::string& json) {
+Status S3Store::WriteLineage(const std::string& owner, const std::string& label,
+                             const std::string& json) {
   CEDANA_RETURN_IF_ERROR(ValidateComponent("owner", owner));
   CEDANA_RETURN_IF_ERROR(ValidateComponent("label", label));
   return client_->PutObject(location_.Key(owner + "/" + label + "/" + kLineageName), json);
@@ -257,7 +263,8 @@ Status S3Store::WriteLineage(const std::string& owner, const std::string& label,
 Result<std::string> S3Store::ReadLineage(const std::string& owner, const std::string& label) {
   CEDANA_RETURN_IF_ERROR(ValidateComponent("owner", owner));
   CEDANA_RETURN_IF_ERROR(ValidateComponent("label", label));
-  return client_->GetObject(location_.Key(owner + "/" + label + "/" + kLineageName), kMaxManifestBytes);
+  return client_->GetObject(location_.Key(owner + "/" + label + "/" + kLineageName),
+                            kMaxManifestBytes);
 }
 
 Result<std::vector<CheckpointRef>> S3Store::List(const std::optional<std::string>& owner,
@@ -289,7 +296,8 @@ Result<std::vector<CheckpointRef>> S3Store::ListUncommitted() {
   for (const std::string& key : keys) {
     auto named = RefOfKey(std::string_view(key).substr(base.size()));
     if (!named.has_value()) continue;
-    auto& [ref, committed] = seen.try_emplace(named->first.Path(), named->first, false).first->second;
+    auto& [ref, committed] =
+        seen.try_emplace(named->first.Path(), named->first, false).first->second;
     committed = committed || named->second == kManifestName;
   }
   std::vector<CheckpointRef> refs;

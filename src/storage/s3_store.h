@@ -32,7 +32,8 @@ class S3Store : public CheckpointStore {
 
   Result<std::unique_ptr<ByteSource>> OpenStream(const CheckpointRef& ref, int index) override;
   Result<std::string> ReadManifest(const CheckpointRef& ref) override;
-  Status WriteLineage(const std::string& owner, const std::string& label, const std::string& json) override;
+  Status WriteLineage(const std::string& owner, const std::string& label,
+                      const std::string& json) override;
   Result<std::string> ReadLineage(const std::string& owner, const std::string& label) override;
   Result<std::vector<CheckpointRef>> List(const std::optional<std::string>& owner,
                                           const std::optional<std::string>& label) override;

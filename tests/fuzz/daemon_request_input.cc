@@ -60,7 +60,8 @@ void RunDaemonRequestInput(std::string_view input) {
     Result<protocol::DaemonRequest> request = protocol::ParseDaemonRequest(*message);
     if (request.has_value()) {
       CheckParsed(*message, *request);
-      (void)protocol::EncodeMessage(protocol::OkResult({{"op", protocol::DaemonOpName(request->op)}}));
+      (void)protocol::EncodeMessage(
+          protocol::OkResult({{"op", protocol::DaemonOpName(request->op)}}));
     } else {
       CEDANA_FUZZ_CHECK(request.error().code() == Code::kInvalidArgument);
       // The daemon's reply carries the error message, which may quote the request's bytes.

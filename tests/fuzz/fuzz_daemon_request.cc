@@ -1,4 +1,5 @@
-// libFuzzer entry point of the daemon_request fuzz target (fuzz_input.h; built with CEDANA_FUZZ=ON).
+// libFuzzer entry point of the daemon_request fuzz target (fuzz_input.h; built with
+// CEDANA_FUZZ=ON).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

@@ -13,7 +13,9 @@
 static uint64_t Fill(uint64_t* mem, size_t words, uint64_t seed) {
   uint64_t x = seed, sum = 0;
   for (size_t i = 0; i < words; i++) {
-    x ^= x << 13; x ^= x >> 7; x ^= x << 17;  // xorshift64
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;  // xorshift64
     mem[i] = x;
     sum = sum * 31 + x;
   }
@@ -29,7 +31,10 @@ static uint64_t Sum(const uint64_t* mem, size_t words) {
 static int Run(size_t mib, const char* flag, uint64_t seed, const char* who) {
   size_t words = mib * 1024 * 1024 / sizeof(uint64_t);
   uint64_t* mem = malloc(words * sizeof(uint64_t));
-  if (!mem) { printf("%s: FAIL cannot allocate %zu MiB\n", who, mib); return 1; }
+  if (!mem) {
+    printf("%s: FAIL cannot allocate %zu MiB\n", who, mib);
+    return 1;
+  }
   uint64_t expect = Fill(mem, words, seed);
   printf("%s: ready %zu MiB\n", who, mib);
   fflush(stdout);
@@ -46,7 +51,10 @@ static int Run(size_t mib, const char* flag, uint64_t seed, const char* who) {
 }
 
 int main(int argc, char** argv) {
-  if (argc < 3) { fprintf(stderr, "usage: memstate MIB FLAG_FILE [CHILDREN]\n"); return 2; }
+  if (argc < 3) {
+    fprintf(stderr, "usage: memstate MIB FLAG_FILE [CHILDREN]\n");
+    return 2;
+  }
   size_t mib = strtoul(argv[1], NULL, 10);
   int children = argc > 3 ? atoi(argv[3]) : 0;
   if (children == 0) return Run(mib, argv[2], 0x9E3779B97F4A7C15ull, "main");

@@ -38,19 +38,22 @@ void AddCheckpointsCommand(CLI::App& app, CliContext& ctx) {
     // commit ("-" for checkpoints made before they recorded these). RUN: "finished" for
     // checkpoints of a run that ended by itself (not resumed by label).
     const char* row = "%-30s %-20s %-10s %-19s %10s %-8s %-11s %7s %7s %-8s %s\n";
-    std::printf(row, "ID", "LABEL", "OWNER", "TIME", "SIZE", "CODEC", "REASON", "FROZEN", "TOOK", "RUN",
-                "STATE");
+    std::printf(row, "ID", "LABEL", "OWNER", "TIME", "SIZE", "CODEC", "REASON", "FROZEN", "TOOK",
+                "RUN", "STATE");
     for (const auto& c : (*r)["checkpoints"]) {
       std::string codec = c.value("codec", "") + "x" + std::to_string(c.value("streams", 0));
       std::string reason = c.value("reason", "");
       auto secs = [&](const char* key) {
-        return reason.empty() ? std::string("-") : fmt::format("{:.1f}s", c.value(key, int64_t{0}) / 1000.0);
+        return reason.empty() ? std::string("-")
+                              : fmt::format("{:.1f}s", c.value(key, int64_t{0}) / 1000.0);
       };
-      std::printf(row, c.value("id", "").c_str(), c.value("label", "").c_str(), c.value("owner", "").c_str(),
+      std::printf(row, c.value("id", "").c_str(), c.value("label", "").c_str(),
+                  c.value("owner", "").c_str(),
                   HumanTime(c.value("created_at_ms", int64_t{0})).c_str(),
                   HumanBytes(c.value("stored_bytes", uint64_t{0})).c_str(), codec.c_str(),
-                  reason.empty() ? "-" : reason.c_str(), secs("frozen_ms").c_str(), secs("duration_ms").c_str(),
-                  c.value("run", "open").c_str(), c.value("state", "").c_str());
+                  reason.empty() ? "-" : reason.c_str(), secs("frozen_ms").c_str(),
+                  secs("duration_ms").c_str(), c.value("run", "open").c_str(),
+                  c.value("state", "").c_str());
     }
   });
 }

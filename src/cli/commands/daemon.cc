@@ -17,11 +17,12 @@ void AddDaemonCommand(CLI::App& app, CliContext& ctx) {
   status->callback([&ctx] {
     auto r = ctx.Call(RequestOf(protocol::DaemonOp::kPing), false);
     if (!r) return;
-    std::printf("daemon: running (cedana %s)\ncriu: %s %s (no-breakpoint fallback %s)\n"
-                "checkpoint dir: %s\n",
-                r->value("version", "").c_str(), r->value("criu", "").c_str(),
-                r->value("criu_version", "").c_str(), r->value("no_breakpoints", false) ? "on" : "off",
-                r->value("checkpoint_dir", "").c_str());
+    std::printf(
+        "daemon: running (cedana %s)\ncriu: %s %s (no-breakpoint fallback %s)\n"
+        "checkpoint dir: %s\n",
+        r->value("version", "").c_str(), r->value("criu", "").c_str(),
+        r->value("criu_version", "").c_str(), r->value("no_breakpoints", false) ? "on" : "off",
+        r->value("checkpoint_dir", "").c_str());
   });
 }
 

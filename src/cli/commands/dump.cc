@@ -17,19 +17,24 @@ void AddDumpCommand(CLI::App& app, CliContext& ctx) {
     bool tcp_established = false, tcp_close = false;
   };
   auto* o = &ctx.Keep<Opts>();
-  auto* dump = app.add_subcommand("dump", "Checkpoint a workload (stops it unless --leave-running)");
+  auto* dump =
+      app.add_subcommand("dump", "Checkpoint a workload (stops it unless --leave-running)");
   dump->add_option("id", o->id, "Workload id (see `cedana ps`), or `slurm` followed by a job id");
   dump->add_option("jobid", o->job_id, "SLURM job id (after `slurm`)");
   dump->add_option("--pid,-p", o->pid, "Dump any process tree by its root pid instead");
-  dump->add_flag("--leave-running,-R", o->leave_running, "Keep the workload running after the dump");
-  dump->add_flag("--stop", o->stop, "For `dump slurm JOBID`: stop the job's workload after the dump");
+  dump->add_flag("--leave-running,-R", o->leave_running,
+                 "Keep the workload running after the dump");
+  dump->add_flag("--stop", o->stop,
+                 "For `dump slurm JOBID`: stop the job's workload after the dump");
   dump->add_option("--dir,-d", o->dir, "Checkpoint dir (path or s3://bucket/prefix)");
   dump->add_option("--compression,-c", o->compression, "none, gzip, lz4 or zstd");
   auto* streams = dump->add_option("--streams,-s", o->streams, "Number of parallel streams (1-64)");
   dump->add_option("--label,-l", o->label, "Label for this checkpoint (default: the workload's)");
-  auto* established = dump->add_flag("--tcp-established", o->tcp_established,
-                                     "Restore TCP connections to peers outside the tree connected (same node)");
-  dump->add_flag("--tcp-close", o->tcp_close, "Restore TCP connections to peers outside the tree closed")
+  auto* established =
+      dump->add_flag("--tcp-established", o->tcp_established,
+                     "Restore TCP connections to peers outside the tree connected (same node)");
+  dump->add_flag("--tcp-close", o->tcp_close,
+                 "Restore TCP connections to peers outside the tree closed")
       ->excludes(established);
   dump->callback([&ctx, o, streams] {
     if (o->id == "slurm") {
@@ -42,7 +47,8 @@ void AddDumpCommand(CLI::App& app, CliContext& ctx) {
       if (!ps) return;
       o->id.clear();
       for (const auto& w : (*ps)["workloads"])
-        if (w.value("job_id", "") == o->job_id && w.value("status", "") == "running") o->id = w.value("id", "");
+        if (w.value("job_id", "") == o->job_id && w.value("status", "") == "running")
+          o->id = w.value("id", "");
       if (o->id.empty()) {
         ctx.Fail(NotFoundError("no running cedana workload of SLURM job " + o->job_id +
                                " on this node (is the job CEDANA_ENABLE=1 and running here?)"));
@@ -74,7 +80,8 @@ void AddDumpCommand(CLI::App& app, CliContext& ctx) {
     if (!r) return;
     const auto& c = (*r)["checkpoint"];
     std::printf("%s\n", c.value("id", "").c_str());
-    std::fprintf(stderr, "checkpoint %s: label %s, %s stored (%s of images, %s x%d), took %.2f s\n  %s\n",
+    std::fprintf(stderr,
+                 "checkpoint %s: label %s, %s stored (%s of images, %s x%d), took %.2f s\n  %s\n",
                  c.value("id", "").c_str(), c.value("label", "").c_str(),
                  HumanBytes(c.value("stored_bytes", uint64_t{0})).c_str(),
                  HumanBytes(c.value("images_bytes", uint64_t{0})).c_str(),

@@ -38,7 +38,9 @@ struct PluginSpec {
 
 const std::vector<PluginSpec>& Catalog() {
   static const std::vector<PluginSpec> kCatalog = {
-      {"slurm", "cedana-slurm, the SLURM controller-side service", {{"cedana-slurm", true}},
+      {"slurm",
+       "cedana-slurm, the SLURM controller-side service",
+       {{"cedana-slurm", true}},
        "slurm/wlm"},
       {"slurm/wlm",
        "SLURM plugins: spank, job_submit, cli_filter, task",
@@ -94,7 +96,8 @@ Result<const PluginSpec*> Resolve(const std::string& arg) {
   std::string version = at == std::string::npos ? "" : arg.substr(at + 1);
   const PluginSpec* spec = Find(name);
   if (spec == nullptr)
-    return InvalidArgumentError(fmt::format("unknown plugin \"{}\" (valid: {})", name, ValidNames()));
+    return InvalidArgumentError(
+        fmt::format("unknown plugin \"{}\" (valid: {})", name, ValidNames()));
   if (!version.empty() && version != "main" && version != "latest" && version != kVersion &&
       version != std::string("v") + kVersion)
     return InvalidArgumentError(
@@ -147,7 +150,8 @@ Status Install(const Dirs& d, const std::vector<std::string>& args) {
   if (!missing.empty())
     return NotFoundError(fmt::format(
         "missing in the plugin store {}: {} (build with the SLURM headers and a configured "
-        "SLURM source tree, as scripts/setup.sh prepares, then run cmake --install)", d.store, missing));
+        "SLURM source tree, as scripts/setup.sh prepares, then run cmake --install)",
+        d.store, missing));
   nlohmann::json state = LoadState(d);
   for (const auto* p : plugins) {
     for (const auto& f : p->files) {
@@ -216,8 +220,8 @@ void AddPluginCommand(CLI::App& app, CliContext& ctx) {
   plugin->add_option("--state-file", o->dirs.state, "Record of installed plugin versions")
       ->capture_default_str();
 
-  auto* install = plugin->add_subcommand("install", "Install plugins: " + ValidNames() +
-                                                        " (NAME@VERSION accepted)");
+  auto* install = plugin->add_subcommand(
+      "install", "Install plugins: " + ValidNames() + " (NAME@VERSION accepted)");
   install->add_option("names", o->names, "Plugins")->required()->expected(-1);
   install->callback([&ctx, o] {
     if (Status s = Install(o->dirs, o->names); !s.ok()) ctx.Fail(s);

@@ -24,13 +24,15 @@ void AddPsCommand(CLI::App& app, CliContext& ctx) {
                 "STARTED", "COMMAND");
     for (const auto& w : (*r)["workloads"]) {
       std::string cmd;
-      for (const auto& a : w.value("argv", std::vector<std::string>{})) cmd += (cmd.empty() ? "" : " ") + a;
+      for (const auto& a : w.value("argv", std::vector<std::string>{}))
+        cmd += (cmd.empty() ? "" : " ") + a;
       if (cmd.empty() && !w.value("restored_from", "").empty()) cmd = "(restored)";
       std::string status = w.value("status", "");
       if (status == "exited") status += fmt::format(" ({})", w.value("exit_code", -1));
       std::printf("%-12s %-20s %-13s %8d %-10s %-19s %s\n", w.value("id", "").c_str(),
                   w.value("label", "").c_str(), status.c_str(), w.value("pid", 0),
-                  w.value("user", "").c_str(), HumanTime(w.value("started_at_ms", int64_t{0})).c_str(),
+                  w.value("user", "").c_str(),
+                  HumanTime(w.value("started_at_ms", int64_t{0})).c_str(),
                   cmd.substr(0, 60).c_str());
     }
   });
@@ -45,15 +47,16 @@ Result<std::string> WaitUntilEnded(CliContext& ctx, const std::string& id, int t
   const Config* config = ctx.config();
   if (config == nullptr) return ctx.loaded().error();
   for (;;) {
-    auto r = protocol::CallDaemon(
-        config->socket_path, protocol::EncodeDaemonRequest(RequestOf(protocol::DaemonOp::kInspect, id)));
+    auto r = protocol::CallDaemon(config->socket_path, protocol::EncodeDaemonRequest(RequestOf(
+                                                           protocol::DaemonOp::kInspect, id)));
     if (!r.has_value()) return r.error();
     std::string status = (*r)["workload"].value("status", "");
     if (status != "running" && status != "starting") return status;
     if (std::chrono::steady_clock::now() >= deadline)
       return DeadlineExceededError(fmt::format(
           "workload {} is still {} {} s after the signal (raise --timeout, or send SIGKILL: "
-          "cedana kill {})", id, status, timeout_s, id));
+          "cedana kill {})",
+          id, status, timeout_s, id));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }
@@ -68,8 +71,10 @@ void AddKillCommand(CLI::App& app, CliContext& ctx) {
   auto* kill = app.add_subcommand("kill", "Send a signal (default SIGKILL) to a workload");
   kill->add_option("id", *id, "Workload id")->required();
   kill->add_option("--signal,-s", *sig, "Signal number");
-  kill->add_flag("--wait", *wait, "Return once the workload has ended, not when the signal is sent");
-  kill->add_option("--timeout", *timeout, "With --wait: seconds to wait before giving up (default 30)")
+  kill->add_flag("--wait", *wait,
+                 "Return once the workload has ended, not when the signal is sent");
+  kill->add_option("--timeout", *timeout,
+                   "With --wait: seconds to wait before giving up (default 30)")
       ->check(CLI::Range(1, 86400));
   kill->callback([&ctx, id, sig, wait, timeout] {
     protocol::DaemonRequest req = RequestOf(protocol::DaemonOp::kKill, *id);

@@ -17,7 +17,8 @@ void AddRestoreCommand(CLI::App& app, CliContext& ctx) {
   restore->add_option("--dir,-d", o->dir, "Checkpoint dir (path or s3://bucket/prefix)");
   restore->add_option("--output,-o", o->output,
                       "File for stdout/stderr (default: the dumped workload's, appended)");
-  restore->add_flag("--attach,-a", o->attach, "Stream the output and exit with the workload's status");
+  restore->add_flag("--attach,-a", o->attach,
+                    "Stream the output and exit with the workload's status");
   restore->callback([&ctx, o] {
     if (o->id.empty() == o->label.empty()) {
       ctx.Fail(InvalidArgumentError("give a checkpoint id or --label L (one of them)"));
@@ -41,7 +42,8 @@ void AddRestoreCommand(CLI::App& app, CliContext& ctx) {
     // A restore appends to the dumped workload's output file by default: follow from its
     // size now, not from the start.
     std::string out = r->value("stdout_path", "");
-    if (o->attach) ctx.set_exit_code(FollowWorkload(ctx, id, out, start >= 0 ? start : FileSize(out)));
+    if (o->attach)
+      ctx.set_exit_code(FollowWorkload(ctx, id, out, start >= 0 ? start : FileSize(out)));
   });
 }
 

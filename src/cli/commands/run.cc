@@ -15,7 +15,9 @@ void AddRunCommand(CLI::App& app, CliContext& ctx) {
     std::vector<std::string> cmd;
   };
   auto* o = &ctx.Keep<Opts>();
-  auto* run = app.add_subcommand("run", "Start a command as a managed workload (own PID namespace; the node's in unprivileged mode)");
+  auto* run = app.add_subcommand(
+      "run",
+      "Start a command as a managed workload (own PID namespace; the node's in unprivileged mode)");
   run->add_option("--label,-l", o->label, "Label of the workload's checkpoints (default: its id)");
   run->add_option("--output,-o", o->output, "File that receives stdout and stderr (appended)");
   run->add_flag("--attach,-a", o->attach, "Stream the output and exit with the workload's status");

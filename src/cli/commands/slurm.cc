@@ -62,7 +62,8 @@ Status CheckSlurmVersion() {
   if (running != CEDANA_BUILT_FOR_SLURM)
     return FailedPreconditionError(
         "these plugins were built for SLURM " CEDANA_BUILT_FOR_SLURM " but this node runs SLURM " +
-        running + "; SLURM loads them only into the exact version they were built for: rebuild "
+        running +
+        "; SLURM loads them only into the exact version they were built for: rebuild "
         "cedana on a machine with this SLURM's libslurm-dev (scripts/setup.sh)");
 #endif
   return OkStatus();
@@ -80,8 +81,9 @@ void AddSlurmCommand(CLI::App& app, CliContext& ctx) {
   slurm->require_subcommand(1);
 
   auto* setup = slurm->add_subcommand(
-      "setup", "Install the SLURM plugins and cedana-slurm, edit slurm.conf and plugstack.conf, "
-               "restart slurmctld/slurmd");
+      "setup",
+      "Install the SLURM plugins and cedana-slurm, edit slurm.conf and plugstack.conf, "
+      "restart slurmctld/slurmd");
   setup->add_flag("--restart,!--no-restart", o->restart,
                   "Restart slurmctld/slurmd afterwards (default: yes)");
   setup->add_option("--source", o->sources,
@@ -113,8 +115,9 @@ void AddSlurmCommand(CLI::App& app, CliContext& ctx) {
   });
 
   auto* destroy = slurm->add_subcommand(
-      "destroy", "Undo `cedana slurm setup`: restore slurm.conf and plugstack.conf, remove the "
-                 "installed files, restart slurmctld/slurmd");
+      "destroy",
+      "Undo `cedana slurm setup`: restore slurm.conf and plugstack.conf, remove the "
+      "installed files, restart slurmctld/slurmd");
   destroy->add_flag("--restart,!--no-restart", o->restart,
                     "Restart slurmctld/slurmd afterwards (default: yes)");
   destroy->callback([&ctx, o] {

@@ -10,7 +10,8 @@
 namespace cedana::cli {
 void AddVersionCommand(CLI::App& app, CliContext& ctx) {
   auto* init = &ctx.Keep<bool>(false);
-  auto* version = app.add_subcommand("version", "Print the version; --init-config writes the config");
+  auto* version =
+      app.add_subcommand("version", "Print the version; --init-config writes the config");
   version->add_flag("--init-config", *init,
                     "Write /etc/cedana/config.json from defaults and CEDANA_* variables");
   version->callback([&ctx, init] {
@@ -36,7 +37,8 @@ void AddVersionCommand(CLI::App& app, CliContext& ctx) {
     // to the controller; a controller that is down is not fatal (the daemon registers later).
     std::string node = NodeName(c);
     protocol::ControllerClient client(c.url, c.auth_token);
-    Result<nlohmann::json> r = client.Post("/agent/register", {{"node", node}, {"version", kVersion}});
+    Result<nlohmann::json> r =
+        client.Post("/agent/register", {{"node", node}, {"version", kVersion}});
     if (r.has_value()) {
       std::printf("registered node %s with the controller at %s\n", node.c_str(), c.url.c_str());
     } else {

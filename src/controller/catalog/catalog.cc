@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "common/unix_time.h"
 #include "common/hex.h"
+#include "common/unix_time.h"
 #include "image/checksum.h"
 
 namespace cedana::controller {
@@ -23,7 +23,8 @@ constexpr char kJobColumns[] =
     "m.label, m.agent_node, n.text, n.at_ms";
 // Every job query: its managed workload (if any) and its notice (if any).
 constexpr char kJobJoins[] =
-    "jobs j LEFT JOIN managed_jobs m ON m.job_id = j.job_id LEFT JOIN job_notices n ON n.job_id = j.job_id";
+    "jobs j LEFT JOIN managed_jobs m ON m.job_id = j.job_id LEFT JOIN job_notices n ON n.job_id = "
+    "j.job_id";
 
 struct CheckpointPageCursor {
   int64_t created_ms = 0;
@@ -76,7 +77,8 @@ CheckpointRecord CheckpointOf(const SqlRow& r) {
 }
 
 constexpr char kPolicyColumns[] =
-    "id, name, interval_seconds, enabled, selector, max_checkpoints, owner, created_ms, last_run_ms, "
+    "id, name, interval_seconds, enabled, selector, max_checkpoints, owner, created_ms, "
+    "last_run_ms, "
     "owner_is_admin";
 
 Result<PolicyRecord> PolicyOf(const SqlRow& r) {
@@ -148,7 +150,8 @@ Result<PolicySelector> SelectorFromJson(const std::string& text) {
                          : v.is_string()       ? v.get<std::string>()
                                                : std::string("x");
       if (text.empty()) continue;
-      if (text.find_first_not_of("0123456789") != std::string::npos || text.size() > 12 || text == "0")
+      if (text.find_first_not_of("0123456789") != std::string::npos || text.size() > 12 ||
+          text == "0")
         return InvalidArgumentError("selector.job_id must be a positive job number");
       s.job_id = std::stoll(text);
       continue;
@@ -178,30 +181,35 @@ int64_t Catalog::NextStamp() {
 Result<std::pair<int64_t, std::string>> Catalog::CreateToken(const std::string& user, bool admin) {
   unsigned char raw[24];
   if (RAND_bytes(raw, sizeof raw) != 1) return InternalError("no random bytes for a token");
-  std::string token = "cdn_" + HexEncode(std::string_view(reinterpret_cast<const char*>(raw), sizeof raw));
+  std::string token =
+      "cdn_" + HexEncode(std::string_view(reinterpret_cast<const char*>(raw), sizeof raw));
   CEDANA_ASSIGN_OR_RETURN(
-      auto rows, db_->Query("INSERT INTO tokens (hash, user_name, is_admin, created_ms) VALUES (?, ?, ?, ?) "
-                            "RETURNING id",
-                            {HashToken(token), user, int64_t{admin}, NowMs()}));
+      auto rows,
+      db_->Query("INSERT INTO tokens (hash, user_name, is_admin, created_ms) VALUES (?, ?, ?, ?) "
+                 "RETURNING id",
+                 {HashToken(token), user, int64_t{admin}, NowMs()}));
   return std::make_pair(rows.at(0).Int(0), token);
 }
 
 Result<TokenRecord> Catalog::FindToken(const std::string& token) {
-  CEDANA_ASSIGN_OR_RETURN(auto rows, db_->Query("SELECT id, user_name, is_admin, created_ms FROM tokens WHERE hash = ?",
-                                                {HashToken(token)}));
+  CEDANA_ASSIGN_OR_RETURN(
+      auto rows, db_->Query("SELECT id, user_name, is_admin, created_ms FROM tokens WHERE hash = ?",
+                            {HashToken(token)}));
   if (rows.empty()) return NotFoundError("unknown token");
   return TokenRecord{rows[0].Int(0), rows[0].Text(1), rows[0].Int(2) != 0, rows[0].Int(3)};
 }
 
 Result<std::vector<TokenRecord>> Catalog::ListTokens() {
-  CEDANA_ASSIGN_OR_RETURN(auto rows, db_->Query("SELECT id, user_name, is_admin, created_ms FROM tokens ORDER BY id"));
+  CEDANA_ASSIGN_OR_RETURN(
+      auto rows, db_->Query("SELECT id, user_name, is_admin, created_ms FROM tokens ORDER BY id"));
   std::vector<TokenRecord> out;
   for (const auto& r : rows) out.push_back({r.Int(0), r.Text(1), r.Int(2) != 0, r.Int(3)});
   return out;
 }
 
 Status Catalog::DeleteToken(int64_t id) {
-  CEDANA_ASSIGN_OR_RETURN(auto rows, db_->Query("DELETE FROM tokens WHERE id = ? RETURNING id", {id}));
+  CEDANA_ASSIGN_OR_RETURN(auto rows,
+                          db_->Query("DELETE FROM tokens WHERE id = ? RETURNING id", {id}));
   if (rows.empty()) return NotFoundError(fmt::format("token {} not found", id));
   return OkStatus();
 }
@@ -211,12 +219,14 @@ Status Catalog::DeleteToken(int64_t id) {
 Status Catalog::TouchNode(const std::string& name, const std::string& version) {
   return db_->Exec(
       "INSERT INTO nodes (name, version, last_seen_ms) VALUES (?, ?, ?) "
-      "ON CONFLICT (name) DO UPDATE SET version = excluded.version, last_seen_ms = excluded.last_seen_ms",
+      "ON CONFLICT (name) DO UPDATE SET version = excluded.version, last_seen_ms = "
+      "excluded.last_seen_ms",
       {name, version, NowMs()});
 }
 
 Result<std::vector<NodeRecord>> Catalog::ListNodes() {
-  CEDANA_ASSIGN_OR_RETURN(auto rows, db_->Query("SELECT name, version, last_seen_ms FROM nodes ORDER BY name"));
+  CEDANA_ASSIGN_OR_RETURN(
+      auto rows, db_->Query("SELECT name, version, last_seen_ms FROM nodes ORDER BY name"));
   std::vector<NodeRecord> out;
   for (const auto& r : rows) out.push_back({r.Text(0), r.Text(1), r.Int(2)});
   return out;
@@ -226,9 +236,11 @@ Result<std::vector<NodeRecord>> Catalog::ListNodes() {
 
 Status Catalog::UpsertJob(const JobRecord& j, int64_t stamp) {
   return db_->Exec(
-      "INSERT INTO jobs (job_id, name, user_name, partition_name, node, state, start_time, updated_ms) "
+      "INSERT INTO jobs (job_id, name, user_name, partition_name, node, state, start_time, "
+      "updated_ms) "
       "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET name = excluded.name, "
-      "user_name = excluded.user_name, partition_name = excluded.partition_name, node = excluded.node, "
+      "user_name = excluded.user_name, partition_name = excluded.partition_name, node = "
+      "excluded.node, "
       "state = excluded.state, start_time = excluded.start_time, updated_ms = excluded.updated_ms",
       {j.job_id, j.name, j.user, j.partition, j.node, j.state, j.start_time, stamp});
 }
@@ -238,60 +250,77 @@ Status Catalog::SyncJobs(const std::vector<JobRecord>& jobs) {
     int64_t now = NextStamp();
     for (const JobRecord& j : jobs) CEDANA_RETURN_IF_ERROR(UpsertJob(j, now));
     CEDANA_RETURN_IF_ERROR(db_->Exec("DELETE FROM jobs WHERE updated_ms < ?", {now}));
-    CEDANA_RETURN_IF_ERROR(db_->Exec("DELETE FROM job_notices WHERE job_id NOT IN (SELECT job_id FROM jobs)"));
+    CEDANA_RETURN_IF_ERROR(
+        db_->Exec("DELETE FROM job_notices WHERE job_id NOT IN (SELECT job_id FROM jobs)"));
     return db_->Exec("DELETE FROM job_events WHERE job_id NOT IN (SELECT job_id FROM jobs)");
   });
 }
 
-Status Catalog::UpdateJobs(const std::vector<JobRecord>& changed, const std::vector<int64_t>& removed) {
+Status Catalog::UpdateJobs(const std::vector<JobRecord>& changed,
+                           const std::vector<int64_t>& removed) {
   if (changed.empty() && removed.empty()) return OkStatus();
   return db_->Transaction([&]() -> Status {
     int64_t now = NextStamp();
     for (const JobRecord& j : changed) CEDANA_RETURN_IF_ERROR(UpsertJob(j, now));
     for (int64_t id : removed)
       for (const char* table : {"jobs", "job_notices", "job_events"})
-        CEDANA_RETURN_IF_ERROR(db_->Exec(fmt::format("DELETE FROM {} WHERE job_id = ?", table), {id}));
+        CEDANA_RETURN_IF_ERROR(
+            db_->Exec(fmt::format("DELETE FROM {} WHERE job_id = ?", table), {id}));
     return OkStatus();
   });
 }
 
-Status Catalog::SyncManagedJobs(const std::string& agent_node, const std::vector<ManagedJob>& jobs) {
+Status Catalog::SyncManagedJobs(const std::string& agent_node,
+                                const std::vector<ManagedJob>& jobs) {
   return db_->Transaction([&]() -> Status {
     int64_t now = NextStamp();
     for (const ManagedJob& m : jobs) {
       CEDANA_RETURN_IF_ERROR(db_->Exec(
           "INSERT INTO managed_jobs (job_id, agent_node, label, user_name, status, updated_ms) "
-          "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET agent_node = excluded.agent_node, "
+          "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET agent_node = "
+          "excluded.agent_node, "
           "label = excluded.label, user_name = excluded.user_name, status = excluded.status, "
           "updated_ms = excluded.updated_ms",
           {m.job_id, agent_node, m.label, m.user, m.status, now}));
       // The newest notice of the job stays after its workload is gone (a requeue starts another).
       if (!m.notice.empty())
-        CEDANA_RETURN_IF_ERROR(db_->Exec(
-            "INSERT INTO job_notices (job_id, text, at_ms) VALUES (?, ?, ?) ON CONFLICT (job_id) DO UPDATE "
-            "SET text = excluded.text, at_ms = excluded.at_ms WHERE excluded.at_ms > job_notices.at_ms",
-            {m.job_id, m.notice, m.notice_at_ms}));
+        CEDANA_RETURN_IF_ERROR(
+            db_->Exec("INSERT INTO job_notices (job_id, text, at_ms) VALUES (?, ?, ?) ON CONFLICT "
+                      "(job_id) DO UPDATE "
+                      "SET text = excluded.text, at_ms = excluded.at_ms WHERE excluded.at_ms > "
+                      "job_notices.at_ms",
+                      {m.job_id, m.notice, m.notice_at_ms}));
     }
-    return db_->Exec("DELETE FROM managed_jobs WHERE agent_node = ? AND updated_ms < ?", {agent_node, now});
+    return db_->Exec("DELETE FROM managed_jobs WHERE agent_node = ? AND updated_ms < ?",
+                     {agent_node, now});
   });
 }
 
 Result<std::vector<JobRecord>> Catalog::ListJobs(const std::optional<std::string>& user) {
-  CEDANA_ASSIGN_OR_RETURN(Paged<JobRecord> all, ListJobsPage({user, std::nullopt, std::nullopt}, {}));
+  CEDANA_ASSIGN_OR_RETURN(Paged<JobRecord> all,
+                          ListJobsPage({user, std::nullopt, std::nullopt}, {}));
   return std::move(all.items);
 }
 
 Result<Paged<JobRecord>> Catalog::ListJobsPage(const JobFilter& f, const PageRequest& page) {
   std::string sql = fmt::format("SELECT {} FROM {} WHERE 1 = 1", kJobColumns, kJobJoins);
   std::vector<SqlValue> params;
-  if (f.user) { sql += " AND j.user_name = ?"; params.push_back(*f.user); }
-  if (f.state) { sql += " AND j.state = ?"; params.push_back(*f.state); }
+  if (f.user) {
+    sql += " AND j.user_name = ?";
+    params.push_back(*f.user);
+  }
+  if (f.state) {
+    sql += " AND j.state = ?";
+    params.push_back(*f.state);
+  }
   if (f.enabled) sql += *f.enabled ? " AND m.job_id IS NOT NULL" : " AND m.job_id IS NULL";
   if (!page.after.empty()) {
     int64_t after = 0;
-    auto [end, ec] = std::from_chars(page.after.data(), page.after.data() + page.after.size(), after);
+    auto [end, ec] =
+        std::from_chars(page.after.data(), page.after.data() + page.after.size(), after);
     if (ec != std::errc() || end != page.after.data() + page.after.size())
-      return InvalidArgumentError(fmt::format("after \"{}\" is not a job id (give the X-Next-After of the page before)", page.after));
+      return InvalidArgumentError(fmt::format(
+          "after \"{}\" is not a job id (give the X-Next-After of the page before)", page.after));
     sql += " AND j.job_id < ?";
     params.push_back(after);
   }
@@ -308,9 +337,9 @@ Result<Paged<JobRecord>> Catalog::ListJobsPage(const JobFilter& f, const PageReq
 }
 
 Result<JobRecord> Catalog::GetJob(int64_t job_id) {
-  CEDANA_ASSIGN_OR_RETURN(
-      auto rows, db_->Query(fmt::format("SELECT {} FROM {} WHERE j.job_id = ?", kJobColumns, kJobJoins),
-                            {job_id}));
+  CEDANA_ASSIGN_OR_RETURN(auto rows, db_->Query(fmt::format("SELECT {} FROM {} WHERE j.job_id = ?",
+                                                            kJobColumns, kJobJoins),
+                                                {job_id}));
   if (rows.empty()) return NotFoundError(fmt::format("job {} not found", job_id));
   return JobOf(rows[0]);
 }
@@ -319,15 +348,17 @@ Result<JobRecord> Catalog::GetJob(int64_t job_id) {
 
 Status Catalog::UpsertCheckpoint(const CheckpointRecord& c) {
   return db_->Exec(
-      "INSERT INTO checkpoints (id, owner, label, job_id, node, created_ms, size, image_size, codec, "
-      "streams, state, location, policy_id, manifest, run, reason, restart_count, frozen_ms, duration_ms) "
+      "INSERT INTO checkpoints (id, owner, label, job_id, node, created_ms, size, image_size, "
+      "codec, "
+      "streams, state, location, policy_id, manifest, run, reason, restart_count, frozen_ms, "
+      "duration_ms) "
       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
       "ON CONFLICT (id) DO UPDATE SET state = excluded.state, location = excluded.location, "
       "size = excluded.size, manifest = excluded.manifest, run = excluded.run, "
       "policy_id = COALESCE(checkpoints.policy_id, excluded.policy_id)",
       {c.id, c.owner, c.label, SqlOptional(c.job_id), c.node, c.created_ms, c.size, c.image_size,
-       c.codec, c.streams, c.state, c.location, SqlOptional(c.policy_id), c.manifest, c.run, c.reason,
-       c.restart_count, c.frozen_ms, c.duration_ms});
+       c.codec, c.streams, c.state, c.location, SqlOptional(c.policy_id), c.manifest, c.run,
+       c.reason, c.restart_count, c.frozen_ms, c.duration_ms});
 }
 
 Status Catalog::SyncCheckpoints(const std::vector<CheckpointRecord>& found) {
@@ -370,18 +401,29 @@ Result<CheckpointPageCursor> ParseCheckpointCursor(const std::string& after) {
   auto [at, ec] = std::from_chars(after.data(), end, ms);
   if (dot == std::string::npos || ec != std::errc() || at != end || dot + 1 == after.size())
     return InvalidArgumentError(fmt::format(
-        "after \"{}\" is not a checkpoint page's cursor (give the X-Next-After of the page before)", after));
+        "after \"{}\" is not a checkpoint page's cursor (give the X-Next-After of the page before)",
+        after));
   return CheckpointPageCursor{ms, after.substr(dot + 1)};
 }
 
 }  // namespace
 
-Result<Paged<CheckpointRecord>> Catalog::ListCheckpointsPage(const CheckpointFilter& f, const PageRequest& page) {
+Result<Paged<CheckpointRecord>> Catalog::ListCheckpointsPage(const CheckpointFilter& f,
+                                                             const PageRequest& page) {
   std::string sql = fmt::format("SELECT {} FROM checkpoints WHERE 1 = 1", kCheckpointColumns);
   std::vector<SqlValue> params;
-  if (f.owner) { sql += " AND owner = ?"; params.push_back(*f.owner); }
-  if (f.label) { sql += " AND label = ?"; params.push_back(*f.label); }
-  if (f.job_id) { sql += " AND job_id = ?"; params.push_back(*f.job_id); }
+  if (f.owner) {
+    sql += " AND owner = ?";
+    params.push_back(*f.owner);
+  }
+  if (f.label) {
+    sql += " AND label = ?";
+    params.push_back(*f.label);
+  }
+  if (f.job_id) {
+    sql += " AND job_id = ?";
+    params.push_back(*f.job_id);
+  }
   if (!page.after.empty()) {
     CEDANA_ASSIGN_OR_RETURN(CheckpointPageCursor c, ParseCheckpointCursor(page.after));
     sql += " AND (created_ms < ? OR (created_ms = ? AND id < ?))";
@@ -401,7 +443,8 @@ Result<Paged<CheckpointRecord>> Catalog::ListCheckpointsPage(const CheckpointFil
 
 Result<CheckpointRecord> Catalog::GetCheckpoint(const std::string& id) {
   CEDANA_ASSIGN_OR_RETURN(
-      auto rows, db_->Query(fmt::format("SELECT {} FROM checkpoints WHERE id = ?", kCheckpointColumns), {id}));
+      auto rows,
+      db_->Query(fmt::format("SELECT {} FROM checkpoints WHERE id = ?", kCheckpointColumns), {id}));
   if (rows.empty()) return NotFoundError(fmt::format("checkpoint {} not found", id));
   return CheckpointOf(rows[0]);
 }
@@ -432,7 +475,8 @@ Result<PolicyRecord> Catalog::CreatePolicy(const PolicyRecord& p) {
 
 Status Catalog::UpdatePolicy(const PolicyRecord& p) {
   Result<std::vector<SqlRow>> rows = db_->Query(
-      "UPDATE policies SET name = ?, interval_seconds = ?, enabled = ?, selector = ?, max_checkpoints = ? "
+      "UPDATE policies SET name = ?, interval_seconds = ?, enabled = ?, selector = ?, "
+      "max_checkpoints = ? "
       "WHERE id = ? RETURNING id",
       {p.name, p.interval_seconds, int64_t{p.enabled}, SelectorToJson(p.selector),
        SqlOptional(p.max_checkpoints), p.id});
@@ -446,14 +490,16 @@ Status Catalog::UpdatePolicy(const PolicyRecord& p) {
 }
 
 Status Catalog::DeletePolicy(int64_t id) {
-  CEDANA_ASSIGN_OR_RETURN(auto rows, db_->Query("DELETE FROM policies WHERE id = ? RETURNING id", {id}));
+  CEDANA_ASSIGN_OR_RETURN(auto rows,
+                          db_->Query("DELETE FROM policies WHERE id = ? RETURNING id", {id}));
   if (rows.empty()) return NotFoundError(fmt::format("policy {} not found", id));
   return OkStatus();
 }
 
 Result<PolicyRecord> Catalog::GetPolicy(int64_t id) {
-  CEDANA_ASSIGN_OR_RETURN(auto rows,
-                          db_->Query(fmt::format("SELECT {} FROM policies WHERE id = ?", kPolicyColumns), {id}));
+  CEDANA_ASSIGN_OR_RETURN(
+      auto rows,
+      db_->Query(fmt::format("SELECT {} FROM policies WHERE id = ?", kPolicyColumns), {id}));
   if (rows.empty()) return NotFoundError(fmt::format("policy {} not found", id));
   return PolicyOf(rows[0]);
 }
@@ -484,19 +530,21 @@ Status Catalog::SetPolicyLastRun(int64_t id, int64_t ms) {
 Result<OperationRecord> Catalog::CreateOperation(const OperationRecord& o) {
   CEDANA_ASSIGN_OR_RETURN(
       auto rows,
-      db_->Query("INSERT INTO operations (kind, job_id, checkpoint_id, node, policy_id, owner, state, "
-                 "created_ms, reason) VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?) RETURNING id",
-                 {o.kind, SqlOptional(o.job_id), SqlOptional(o.checkpoint_id), o.node,
-                  SqlOptional(o.policy_id), o.owner, NowMs(), o.reason}));
+      db_->Query(
+          "INSERT INTO operations (kind, job_id, checkpoint_id, node, policy_id, owner, state, "
+          "created_ms, reason) VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?) RETURNING id",
+          {o.kind, SqlOptional(o.job_id), SqlOptional(o.checkpoint_id), o.node,
+           SqlOptional(o.policy_id), o.owner, NowMs(), o.reason}));
   return GetOperation(rows.at(0).Int(0));
 }
 
 Result<std::vector<OperationRecord>> Catalog::ClaimOperations(const std::string& node) {
   CEDANA_ASSIGN_OR_RETURN(
-      auto rows, db_->Query(fmt::format("UPDATE operations SET state = 'running', phase = 'claimed' "
-                                        "WHERE node = ? AND state = 'queued' RETURNING {}",
-                                        kOperationColumns),
-                            {node}));
+      auto rows,
+      db_->Query(fmt::format("UPDATE operations SET state = 'running', phase = 'claimed' "
+                             "WHERE node = ? AND state = 'queued' RETURNING {}",
+                             kOperationColumns),
+                 {node}));
   std::vector<OperationRecord> out;
   for (const auto& r : rows) out.push_back(OperationOf(r));
   return out;
@@ -517,18 +565,24 @@ Status Catalog::UpdateOperation(const OperationRecord& o) {
 
 Result<OperationRecord> Catalog::GetOperation(int64_t id) {
   CEDANA_ASSIGN_OR_RETURN(
-      auto rows, db_->Query(fmt::format("SELECT {} FROM operations WHERE id = ?", kOperationColumns), {id}));
+      auto rows,
+      db_->Query(fmt::format("SELECT {} FROM operations WHERE id = ?", kOperationColumns), {id}));
   if (rows.empty()) return NotFoundError(fmt::format("operation {} not found", id));
   return OperationOf(rows[0]);
 }
 
-Result<std::vector<OperationRecord>> Catalog::ListOperations(const std::optional<std::string>& owner,
-                                                             const std::optional<std::string>& state,
-                                                             int limit) {
+Result<std::vector<OperationRecord>> Catalog::ListOperations(
+    const std::optional<std::string>& owner, const std::optional<std::string>& state, int limit) {
   std::string sql = fmt::format("SELECT {} FROM operations WHERE 1 = 1", kOperationColumns);
   std::vector<SqlValue> params;
-  if (owner) { sql += " AND owner = ?"; params.push_back(*owner); }
-  if (state) { sql += " AND state = ?"; params.push_back(*state); }
+  if (owner) {
+    sql += " AND owner = ?";
+    params.push_back(*owner);
+  }
+  if (state) {
+    sql += " AND state = ?";
+    params.push_back(*state);
+  }
   sql += fmt::format(" ORDER BY id DESC LIMIT {}", limit);
   CEDANA_ASSIGN_OR_RETURN(auto rows, db_->Query(sql, params));
   std::vector<OperationRecord> out;
@@ -553,7 +607,8 @@ Result<std::optional<OperationRecord>> Catalog::LastDump(int64_t job_id,
 
 Status Catalog::FailStaleOperations(int64_t stale_ms) {
   return db_->Exec(
-      "UPDATE operations SET state = 'failed', error = 'the node daemon did not report back in time', "
+      "UPDATE operations SET state = 'failed', error = 'the node daemon did not report back in "
+      "time', "
       "finished_ms = ? WHERE state IN ('queued', 'running') AND created_ms < ?",
       {NowMs(), NowMs() - stale_ms});
 }

@@ -80,7 +80,7 @@ struct CheckpointRecord {
   std::string state;  // "good": the indexer keeps only manifests whose MAC verifies
   std::string location;
   std::optional<int64_t> policy_id;
-  std::string manifest;  // the manifest JSON
+  std::string manifest;      // the manifest JSON
   std::string run = "open";  // "finished": its run ended by itself (image/lineage.h)
   // From the manifest: why it was taken ("" before reasons), the job's restarts then, how long
   // the job was stopped for it and how long it took from the request to its commit.
@@ -201,19 +201,21 @@ class Catalog {
   Status SyncCheckpoints(const std::vector<CheckpointRecord>& found);
   // Writes only what changed since the last refresh: new or changed checkpoints, and the ids
   // of vanished ones. One transaction.
-  Status UpdateCheckpoints(const std::vector<CheckpointRecord>& changed, const std::vector<std::string>& removed);
+  Status UpdateCheckpoints(const std::vector<CheckpointRecord>& changed,
+                           const std::vector<std::string>& removed);
   Status UpsertCheckpoint(const CheckpointRecord& c);
   Result<std::vector<CheckpointRecord>> ListCheckpoints(const CheckpointFilter& filter);
   // Newest first. kInvalidArgument for an `after` that no page gave.
-  Result<Paged<CheckpointRecord>> ListCheckpointsPage(const CheckpointFilter& filter, const PageRequest& page);
+  Result<Paged<CheckpointRecord>> ListCheckpointsPage(const CheckpointFilter& filter,
+                                                      const PageRequest& page);
   Result<CheckpointRecord> GetCheckpoint(const std::string& id);  // kNotFound
   Status DeleteCheckpoint(const std::string& id);
   Status SetCheckpointPolicy(const std::string& id, int64_t policy_id);
 
   Result<PolicyRecord> CreatePolicy(const PolicyRecord& p);  // kAlreadyExists for a taken name
-  Status UpdatePolicy(const PolicyRecord& p);                 // kNotFound, kAlreadyExists
-  Status DeletePolicy(int64_t id);                            // kNotFound
-  Result<PolicyRecord> GetPolicy(int64_t id);                 // kNotFound
+  Status UpdatePolicy(const PolicyRecord& p);                // kNotFound, kAlreadyExists
+  Status DeletePolicy(int64_t id);                           // kNotFound
+  Result<PolicyRecord> GetPolicy(int64_t id);                // kNotFound
   Result<std::vector<PolicyRecord>> ListPolicies(const std::optional<std::string>& owner);
   Status SetPolicyLastRun(int64_t id, int64_t ms);
 

@@ -5,18 +5,21 @@ namespace cedana::controller {
 
 Status Catalog::UpsertWindow(const WindowRecord& w) {
   return db_->Exec(
-      "INSERT INTO maintenance_windows (name, nodes, start_time, end_time, max_start_delay, status, "
+      "INSERT INTO maintenance_windows (name, nodes, start_time, end_time, max_start_delay, "
+      "status, "
       "warnings, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
       "nodes = excluded.nodes, start_time = excluded.start_time, end_time = excluded.end_time, "
       "max_start_delay = excluded.max_start_delay, status = excluded.status, "
       "warnings = excluded.warnings, updated_ms = excluded.updated_ms",
-      {w.name, w.nodes, w.start_time, w.end_time, w.max_start_delay, w.status, w.warnings, NowMs()});
+      {w.name, w.nodes, w.start_time, w.end_time, w.max_start_delay, w.status, w.warnings,
+       NowMs()});
 }
 
 Result<std::vector<WindowRecord>> Catalog::ListWindows() {
-  CEDANA_ASSIGN_OR_RETURN(auto rows, db_->Query(
-      "SELECT name, nodes, start_time, end_time, max_start_delay, status, warnings "
-      "FROM maintenance_windows ORDER BY start_time DESC, name"));
+  CEDANA_ASSIGN_OR_RETURN(
+      auto rows,
+      db_->Query("SELECT name, nodes, start_time, end_time, max_start_delay, status, warnings "
+                 "FROM maintenance_windows ORDER BY start_time DESC, name"));
   std::vector<WindowRecord> out;
   for (const auto& r : rows)
     out.push_back({r.Text(0), r.Text(1), r.Int(2), r.Int(3), r.Int(4), r.Text(5), r.Text(6)});

@@ -58,7 +58,8 @@ TEST(CatalogTest, SqliteFileIsOwnerOnly) {
     ASSERT_TRUE(db.has_value()) << db.error().ToString();
   }
   EXPECT_EQ(ModeOf(dir + "/old.db"), 0600u);
-  for (const char* f : {"/new.db", "/new.db-wal", "/new.db-shm", "/old.db", "/old.db-wal", "/old.db-shm"})
+  for (const char* f :
+       {"/new.db", "/new.db-wal", "/new.db-shm", "/old.db", "/old.db-wal", "/old.db-shm"})
     ::unlink((dir + f).c_str());
   ::rmdir(dir.c_str());
 }
@@ -201,7 +202,9 @@ TEST(CatalogTest, OperationsAreClaimedOnce) {
 
 TEST(CatalogTest, CheckpointIndexFollowsStorage) {
   auto c = MemoryCatalog();
-  CheckpointRecord a{"20261130-000001-aaaa", "alice", "l", 7, "n", 1000, 10, 20, "zstd", 1, "good", "/x", std::nullopt, "{}"};
+  CheckpointRecord a{
+      "20261130-000001-aaaa", "alice", "l", 7, "n", 1000, 10, 20, "zstd", 1, "good", "/x",
+      std::nullopt,           "{}"};
   a.reason = "preemption";
   a.restart_count = 2;
   a.frozen_ms = 1500;
@@ -231,8 +234,20 @@ TEST(CatalogTest, CheckpointPagesFollowOneAnotherWithoutGapsOrRepeats) {
   auto c = MemoryCatalog();
   std::vector<CheckpointRecord> all;
   for (int i = 0; i < 7; ++i) {
-    CheckpointRecord r{fmt::format("2026-{:02}", i), "alice", "l", 7, "n", 1000 + i / 3, 10, 20, "zstd", 1,
-                       "good", "/x", std::nullopt, "{}"};
+    CheckpointRecord r{fmt::format("2026-{:02}", i),
+                       "alice",
+                       "l",
+                       7,
+                       "n",
+                       1000 + i / 3,
+                       10,
+                       20,
+                       "zstd",
+                       1,
+                       "good",
+                       "/x",
+                       std::nullopt,
+                       "{}"};
     all.push_back(r);
   }
   ASSERT_TRUE(c->SyncCheckpoints(all).ok());
@@ -244,8 +259,10 @@ TEST(CatalogTest, CheckpointPagesFollowOneAnotherWithoutGapsOrRepeats) {
   Result<Paged<CheckpointRecord>> p = c->ListCheckpointsPage({}, page);
   ASSERT_TRUE(p.has_value());
   // A newer checkpoint indexed between two pages belongs to the first page, not the next.
-  ASSERT_TRUE(c->UpdateCheckpoints({CheckpointRecord{"2027-00", "alice", "l", 7, "n", 5000, 10, 20, "zstd", 1,
-                                                     "good", "/x", std::nullopt, "{}"}}, {}).ok());
+  ASSERT_TRUE(c->UpdateCheckpoints({CheckpointRecord{"2027-00", "alice", "l", 7, "n", 5000, 10, 20,
+                                                     "zstd", 1, "good", "/x", std::nullopt, "{}"}},
+                                   {})
+                  .ok());
   for (int pages = 1;; ++pages) {
     ASSERT_LE(p->items.size(), 3u);
     for (const auto& r : p->items) paged.push_back(r.id);
@@ -281,7 +298,8 @@ TEST(CatalogTest, JobPagesAndFiltersInTheQuery) {
   ASSERT_EQ(p->items.size(), 1u);
   EXPECT_EQ(p->items[0].job_id, 1);
   EXPECT_EQ(p->next, "");
-  EXPECT_TRUE(c->ListJobsPage({std::nullopt, std::nullopt, true}, {})->items.empty());  // none managed
+  EXPECT_TRUE(
+      c->ListJobsPage({std::nullopt, std::nullopt, true}, {})->items.empty());  // none managed
   // Only what changed: job 2 ends, job 6 arrives, 4 is left as it was.
   JobRecord six = jobs[0];
   six.job_id = 6;

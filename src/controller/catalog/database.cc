@@ -29,11 +29,12 @@ Result<std::unique_ptr<Database>> OpenDatabase(const std::string& url) {
   constexpr std::string_view kSqlite = "sqlite://";
   if (url == "sqlite::memory:") return OpenSqlite(":memory:");
   if (url.rfind(kSqlite, 0) == 0) return OpenSqlite(url.substr(kSqlite.size()));
-  if (url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0) return OpenPostgres(url);
-  return InvalidArgumentError(fmt::format(
-      "database URL \"{}\" (valid: sqlite:///path/catalog.db, sqlite::memory:, "
-      "postgresql://user:password@host:port/dbname)",
-      url));
+  if (url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0)
+    return OpenPostgres(url);
+  return InvalidArgumentError(
+      fmt::format("database URL \"{}\" (valid: sqlite:///path/catalog.db, sqlite::memory:, "
+                  "postgresql://user:password@host:port/dbname)",
+                  url));
 }
 
 }  // namespace cedana::controller

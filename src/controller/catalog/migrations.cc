@@ -125,7 +125,10 @@ CREATE INDEX maintenance_moves_window ON maintenance_moves (window_name);
       {4, "checkpoints say whether their run has finished (lineages)", R"(
 ALTER TABLE checkpoints ADD COLUMN run TEXT NOT NULL DEFAULT 'open';
 )"},
-      {5, "checkpoints say why they were taken and how long the job was frozen; jobs say what went wrong", R"(
+      {5,
+       "checkpoints say why they were taken and how long the job was frozen; jobs say what went "
+       "wrong",
+       R"(
 ALTER TABLE checkpoints ADD COLUMN reason TEXT NOT NULL DEFAULT '';
 ALTER TABLE checkpoints ADD COLUMN restart_count BIGINT NOT NULL DEFAULT 0;
 ALTER TABLE checkpoints ADD COLUMN frozen_ms BIGINT NOT NULL DEFAULT 0;
@@ -153,7 +156,8 @@ CREATE TABLE job_events (
 }
 
 std::string Dialect(std::string sql, const std::string& driver) {
-  const std::string id = driver == "postgres" ? "BIGSERIAL PRIMARY KEY" : "INTEGER PRIMARY KEY AUTOINCREMENT";
+  const std::string id =
+      driver == "postgres" ? "BIGSERIAL PRIMARY KEY" : "INTEGER PRIMARY KEY AUTOINCREMENT";
   for (size_t pos; (pos = sql.find("{{id}}")) != std::string::npos;) sql.replace(pos, 6, id);
   return sql;
 }
@@ -163,9 +167,11 @@ std::string Dialect(std::string sql, const std::string& driver) {
 int LatestSchemaVersion() { return Migrations().back().version; }
 
 Status Migrate(Database& db) {
-  CEDANA_RETURN_IF_ERROR(db.Exec(
-      "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_ms BIGINT NOT NULL)"));
-  CEDANA_ASSIGN_OR_RETURN(auto rows, db.Query("SELECT COALESCE(MAX(version), 0) FROM schema_migrations"));
+  CEDANA_RETURN_IF_ERROR(
+      db.Exec("CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, "
+              "applied_ms BIGINT NOT NULL)"));
+  CEDANA_ASSIGN_OR_RETURN(auto rows,
+                          db.Query("SELECT COALESCE(MAX(version), 0) FROM schema_migrations"));
   int64_t current = rows.empty() ? 0 : rows[0].Int(0);
   if (current > LatestSchemaVersion()) {
     return FailedPreconditionError(fmt::format(
@@ -176,12 +182,16 @@ Status Migrate(Database& db) {
   for (const Migration& m : Migrations()) {
     if (m.version <= current) continue;
     int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                      std::chrono::system_clock::now().time_since_epoch()).count();
-    std::string sql = Dialect(m.sql, db.Driver()) +
-                      fmt::format("\nINSERT INTO schema_migrations (version, applied_ms) VALUES ({}, {});",
-                                  m.version, now);
-    CEDANA_RETURN_IF_ERROR(db.ExecScript(sql)) << "catalog migration " << m.version << " (" << m.what << ")";
-    log::Info("catalog: migrated the {} database to schema version {} ({})", db.Driver(), m.version, m.what);
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+    std::string sql =
+        Dialect(m.sql, db.Driver()) +
+        fmt::format("\nINSERT INTO schema_migrations (version, applied_ms) VALUES ({}, {});",
+                    m.version, now);
+    CEDANA_RETURN_IF_ERROR(db.ExecScript(sql))
+        << "catalog migration " << m.version << " (" << m.what << ")";
+    log::Info("catalog: migrated the {} database to schema version {} ({})", db.Driver(), m.version,
+              m.what);
   }
   return OkStatus();
 }

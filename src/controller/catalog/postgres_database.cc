@@ -25,7 +25,8 @@ std::string NumberPlaceholders(std::string_view sql) {
 
 class PostgresDatabase : public Database {
  public:
-  PostgresDatabase(std::string conninfo, PGconn* conn) : conninfo_(std::move(conninfo)), conn_(conn) {}
+  PostgresDatabase(std::string conninfo, PGconn* conn)
+      : conninfo_(std::move(conninfo)), conn_(conn) {}
   ~PostgresDatabase() override { PQfinish(conn_); }
 
   std::string Driver() const override { return "postgres"; }
@@ -91,7 +92,7 @@ class PostgresDatabase : public Database {
     std::string msg = fmt::format("postgres: {}", PQresultErrorMessage(res));
     while (!msg.empty() && (msg.back() == '\n' || msg.back() == ' ')) msg.pop_back();
     std::string code = state ? state : "";
-    if (code == "23505") return AlreadyExistsError(msg);       // unique_violation
+    if (code == "23505") return AlreadyExistsError(msg);  // unique_violation
     if (code.rfind("08", 0) == 0 || PQstatus(conn_) != CONNECTION_OK) return UnavailableError(msg);
     return InvalidArgumentError(fmt::format("{} in: {}", msg, sql));
   }

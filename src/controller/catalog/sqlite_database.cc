@@ -28,7 +28,8 @@ class SqliteDatabase : public Database {
                                     const std::vector<SqlValue>& params) override {
     std::lock_guard<std::recursive_mutex> lock(mu_);
     sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) !=
+        SQLITE_OK)
       return InvalidArgumentError(fmt::format("sqlite: {} in: {}", sqlite3_errmsg(db_), sql));
     struct Finalize {
       sqlite3_stmt* s;
@@ -101,13 +102,17 @@ Result<std::unique_ptr<Database>> OpenSqlite(const std::string& path) {
     // Tokens' hashes, users and every checkpoint's metadata: readable by the controller only.
     // SQLite gives its -wal and -shm files the database file's mode.
     UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
-    if (!fd.valid()) return UnavailableError(fmt::format("opening catalog database {}: {}", path, std::strerror(errno)));
+    if (!fd.valid())
+      return UnavailableError(
+          fmt::format("opening catalog database {}: {}", path, std::strerror(errno)));
     if (::fchmod(fd.get(), 0600) != 0)
-      return UnavailableError(fmt::format("making catalog database {} 0600: {}", path, std::strerror(errno)));
+      return UnavailableError(
+          fmt::format("making catalog database {} 0600: {}", path, std::strerror(errno)));
   }
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  int rc =
+      sqlite3_open_v2(path.c_str(), &db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close_v2(db);

@@ -10,38 +10,45 @@
 namespace cedana::controller {
 
 void ApiServer::RegisterAdminRoutes() {
-  Route("GET", "/v1/nodes", Access::kAdmin, [this](const Principal&, const httplib::Request&) -> Result<Reply> {
-    CEDANA_ASSIGN_OR_RETURN(auto nodes, catalog_.ListNodes());
-    nlohmann::json out = nlohmann::json::array();
-    int64_t now = NowMs();
-    for (const auto& n : nodes) out.push_back(ToJson(n, now));
-    return Reply{200, out};
-  });
+  Route("GET", "/v1/nodes", Access::kAdmin,
+        [this](const Principal&, const httplib::Request&) -> Result<Reply> {
+          CEDANA_ASSIGN_OR_RETURN(auto nodes, catalog_.ListNodes());
+          nlohmann::json out = nlohmann::json::array();
+          int64_t now = NowMs();
+          for (const auto& n : nodes) out.push_back(ToJson(n, now));
+          return Reply{200, out};
+        });
 
-  Route("GET", "/v1/tokens", Access::kAdmin, [this](const Principal&, const httplib::Request&) -> Result<Reply> {
-    CEDANA_ASSIGN_OR_RETURN(auto tokens, catalog_.ListTokens());
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& t : tokens) out.push_back(ToJson(t));
-    return Reply{200, out};
-  });
+  Route("GET", "/v1/tokens", Access::kAdmin,
+        [this](const Principal&, const httplib::Request&) -> Result<Reply> {
+          CEDANA_ASSIGN_OR_RETURN(auto tokens, catalog_.ListTokens());
+          nlohmann::json out = nlohmann::json::array();
+          for (const auto& t : tokens) out.push_back(ToJson(t));
+          return Reply{200, out};
+        });
 
-  Route("POST", "/v1/tokens", Access::kAdmin, [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
-    CEDANA_ASSIGN_OR_RETURN(nlohmann::json body, ParseBody(req.body));
-    std::string user = body.value("user", "");
-    // User names reach paths of the checkpoint store: same rules as labels.
-    CEDANA_RETURN_IF_ERROR(ValidateLabel(user)) << "user";
-    bool admin = body.value("admin", false);
-    CEDANA_ASSIGN_OR_RETURN(auto created, catalog_.CreateToken(user, admin));
-    log::Info("api: {} created token {} for {}{}", p.user, created.first, user, admin ? " (admin)" : "");
-    return Reply{201, {{"id", created.first}, {"user", user}, {"admin", admin}, {"token", created.second}}};
-  });
+  Route("POST", "/v1/tokens", Access::kAdmin,
+        [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
+          CEDANA_ASSIGN_OR_RETURN(nlohmann::json body, ParseBody(req.body));
+          std::string user = body.value("user", "");
+          // User names reach paths of the checkpoint store: same rules as labels.
+          CEDANA_RETURN_IF_ERROR(ValidateLabel(user)) << "user";
+          bool admin = body.value("admin", false);
+          CEDANA_ASSIGN_OR_RETURN(auto created, catalog_.CreateToken(user, admin));
+          log::Info("api: {} created token {} for {}{}", p.user, created.first, user,
+                    admin ? " (admin)" : "");
+          return Reply{
+              201,
+              {{"id", created.first}, {"user", user}, {"admin", admin}, {"token", created.second}}};
+        });
 
-  Route("DELETE", R"(/v1/tokens/(\d+))", Access::kAdmin, [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
-    CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "token id"));
-    CEDANA_RETURN_IF_ERROR(catalog_.DeleteToken(id));
-    log::Info("api: {} deleted token {}", p.user, id);
-    return Reply{204, nullptr};
-  });
+  Route("DELETE", R"(/v1/tokens/(\d+))", Access::kAdmin,
+        [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
+          CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "token id"));
+          CEDANA_RETURN_IF_ERROR(catalog_.DeleteToken(id));
+          log::Info("api: {} deleted token {}", p.user, id);
+          return Reply{204, nullptr};
+        });
 }
 
 }  // namespace cedana::controller

@@ -17,21 +17,23 @@ Status ApiServer::DeleteFromStorage(const CheckpointRecord& c) {
 }
 
 void ApiServer::RegisterCheckpointRoutes() {
-  Route("GET", "/v1/checkpoints", Access::kToken, [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
-    CheckpointFilter f;
-    f.owner = p.OwnerFilter();
-    if (!f.owner) f.owner = Query(req, "user");
-    f.label = Query(req, "label");
-    if (auto job = Query(req, "job_id")) {
-      CEDANA_ASSIGN_OR_RETURN(int64_t id, ParseInt(*job, "job_id"));
-      f.job_id = id;
-    }
-    CEDANA_ASSIGN_OR_RETURN(PageRequest page, PageOf(req));
-    CEDANA_ASSIGN_OR_RETURN(Paged<CheckpointRecord> list, catalog_.ListCheckpointsPage(f, page));
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& c : list.items) out.push_back(ToJson(c, false));
-    return Reply{200, out, list.next};
-  });
+  Route("GET", "/v1/checkpoints", Access::kToken,
+        [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
+          CheckpointFilter f;
+          f.owner = p.OwnerFilter();
+          if (!f.owner) f.owner = Query(req, "user");
+          f.label = Query(req, "label");
+          if (auto job = Query(req, "job_id")) {
+            CEDANA_ASSIGN_OR_RETURN(int64_t id, ParseInt(*job, "job_id"));
+            f.job_id = id;
+          }
+          CEDANA_ASSIGN_OR_RETURN(PageRequest page, PageOf(req));
+          CEDANA_ASSIGN_OR_RETURN(Paged<CheckpointRecord> list,
+                                  catalog_.ListCheckpointsPage(f, page));
+          nlohmann::json out = nlohmann::json::array();
+          for (const auto& c : list.items) out.push_back(ToJson(c, false));
+          return Reply{200, out, list.next};
+        });
 
   // Another user's checkpoint answers 404 like a missing one: ids do not leak.
   auto visible = [this](const Principal& p, const std::string& id) -> Result<CheckpointRecord> {
@@ -67,7 +69,8 @@ void ApiServer::RegisterCheckpointRoutes() {
           op.owner = c.owner;
           op.node = body.value("node", "");
           if (op.node.empty()) op.node = c.node;  // default: where it was taken
-          if (op.node.empty()) return InvalidArgumentError("give the node to restore on: {\"node\": \"...\"}");
+          if (op.node.empty())
+            return InvalidArgumentError("give the node to restore on: {\"node\": \"...\"}");
           CEDANA_ASSIGN_OR_RETURN(OperationRecord created, catalog_.CreateOperation(op));
           return Reply{202, ToJson(created)};
         });

@@ -35,7 +35,8 @@ std::vector<std::string> BundleVersions(const std::string& dir) {
 bool SafeVersion(const std::string& v) {
   if (v.empty() || v.size() > 64 || v[0] == '.') return false;
   return std::all_of(v.begin(), v.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' || c == '+';
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ||
+           c == '+';
   });
 }
 
@@ -107,19 +108,22 @@ void ApiServer::RegisterInstallerRoutes() {
     }
     std::vector<std::string> versions = BundleVersions(config_.controller_bundle_dir);
     std::string version = Query(req, "version").value_or(kVersion);
-    if (!SafeVersion(version) || std::find(versions.begin(), versions.end(), version) == versions.end()) {
+    if (!SafeVersion(version) ||
+        std::find(versions.begin(), versions.end(), version) == versions.end()) {
       std::string have;
       for (const auto& v : versions) have += (have.empty() ? "" : ", ") + v;
       res.status = 404;
-      res.set_content(fmt::format("echo 'cedana installer: version {} is not available on this controller "
-                                  "(available: {})' >&2; exit 1\n",
-                                  SafeVersion(version) ? version : "(invalid)", have.empty() ? "none" : have),
-                      "text/x-shellscript");
+      res.set_content(
+          fmt::format("echo 'cedana installer: version {} is not available on this controller "
+                      "(available: {})' >&2; exit 1\n",
+                      SafeVersion(version) ? version : "(invalid)", have.empty() ? "none" : have),
+          "text/x-shellscript");
       return;
     }
     // Behind a TLS-terminating proxy the script must come back over https.
     std::string scheme = req.get_header_value("X-Forwarded-Proto") == "https" ? "https" : "http";
-    std::string base = scheme + "://" + req.get_header_value("Host") + (req.path.rfind("/v1/", 0) == 0 ? "/v1" : "");
+    std::string base = scheme + "://" + req.get_header_value("Host") +
+                       (req.path.rfind("/v1/", 0) == 0 ? "/v1" : "");
     res.set_content(InstallerScript(base, version), "text/x-shellscript");
   };
   auto bundle = [this, refusal](const httplib::Request& req, httplib::Response& res) {
@@ -129,7 +133,8 @@ void ApiServer::RegisterInstallerRoutes() {
     }
     std::string version = req.matches[1].str();
     std::string path = config_.controller_bundle_dir + "/" + version + kBundleSuffix;
-    Result<std::string> data = SafeVersion(version) ? fs::ReadFile(path) : Result<std::string>(NotFoundError(path));
+    Result<std::string> data =
+        SafeVersion(version) ? fs::ReadFile(path) : Result<std::string>(NotFoundError(path));
     if (!data.has_value()) {
       res.status = 404;
       res.set_content("no bundle " + version + "\n", "text/plain");

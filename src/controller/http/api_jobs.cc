@@ -9,41 +9,46 @@
 namespace cedana::controller {
 
 void ApiServer::RegisterJobRoutes() {
-  Route("GET", "/v1/jobs", Access::kToken, [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
-    JobFilter f;
-    f.user = p.OwnerFilter();
-    if (!f.user) f.user = Query(req, "user");
-    f.state = Query(req, "state");
-    if (auto e = Query(req, "enabled")) {
-      if (*e != "true" && *e != "false") return InvalidArgumentError("?enabled= takes true or false, not " + *e);
-      f.enabled = *e == "true";
-    }
-    CEDANA_ASSIGN_OR_RETURN(PageRequest page, PageOf(req));
-    CEDANA_ASSIGN_OR_RETURN(Paged<JobRecord> jobs, catalog_.ListJobsPage(f, page));
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& j : jobs.items) out.push_back(ToJson(j));
-    return Reply{200, out, jobs.next};
-  });
+  Route("GET", "/v1/jobs", Access::kToken,
+        [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
+          JobFilter f;
+          f.user = p.OwnerFilter();
+          if (!f.user) f.user = Query(req, "user");
+          f.state = Query(req, "state");
+          if (auto e = Query(req, "enabled")) {
+            if (*e != "true" && *e != "false")
+              return InvalidArgumentError("?enabled= takes true or false, not " + *e);
+            f.enabled = *e == "true";
+          }
+          CEDANA_ASSIGN_OR_RETURN(PageRequest page, PageOf(req));
+          CEDANA_ASSIGN_OR_RETURN(Paged<JobRecord> jobs, catalog_.ListJobsPage(f, page));
+          nlohmann::json out = nlohmann::json::array();
+          for (const auto& j : jobs.items) out.push_back(ToJson(j));
+          return Reply{200, out, jobs.next};
+        });
 
-  Route("GET", R"(/v1/jobs/(\d+))", Access::kToken, [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
-    CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "job id"));
-    CEDANA_ASSIGN_OR_RETURN(JobRecord j, catalog_.GetJob(id));
-    if (!p.Sees(j.user)) return NotFoundError(fmt::format("job {} not found", id));
-    return Reply{200, ToJson(j)};
-  });
+  Route("GET", R"(/v1/jobs/(\d+))", Access::kToken,
+        [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
+          CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "job id"));
+          CEDANA_ASSIGN_OR_RETURN(JobRecord j, catalog_.GetJob(id));
+          if (!p.Sees(j.user)) return NotFoundError(fmt::format("job {} not found", id));
+          return Reply{200, ToJson(j)};
+        });
 
   // The job's life on one time axis: its events and its checkpoints (timeline/job_events.h).
-  Route("GET", R"(/v1/jobs/(\d+)/timeline)", Access::kToken, [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
-    CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "job id"));
-    CEDANA_ASSIGN_OR_RETURN(JobRecord j, catalog_.GetJob(id));
-    if (!p.Sees(j.user)) return NotFoundError(fmt::format("job {} not found", id));
-    CEDANA_ASSIGN_OR_RETURN(std::vector<JobEvent> events, catalog_.ListJobEvents(id));
-    CEDANA_ASSIGN_OR_RETURN(std::vector<CheckpointRecord> checkpoints,
-                            catalog_.ListCheckpoints({j.user, std::nullopt, id}));
-    nlohmann::json out = nlohmann::json::array();
-    for (const JobEvent& e : JobTimeline(std::move(events), checkpoints)) out.push_back(ToJson(e));
-    return Reply{200, {{"job", ToJson(j)}, {"events", out}, {"now_ms", NowMs()}}};
-  });
+  Route("GET", R"(/v1/jobs/(\d+)/timeline)", Access::kToken,
+        [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
+          CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "job id"));
+          CEDANA_ASSIGN_OR_RETURN(JobRecord j, catalog_.GetJob(id));
+          if (!p.Sees(j.user)) return NotFoundError(fmt::format("job {} not found", id));
+          CEDANA_ASSIGN_OR_RETURN(std::vector<JobEvent> events, catalog_.ListJobEvents(id));
+          CEDANA_ASSIGN_OR_RETURN(std::vector<CheckpointRecord> checkpoints,
+                                  catalog_.ListCheckpoints({j.user, std::nullopt, id}));
+          nlohmann::json out = nlohmann::json::array();
+          for (const JobEvent& e : JobTimeline(std::move(events), checkpoints))
+            out.push_back(ToJson(e));
+          return Reply{200, {{"job", ToJson(j)}, {"events", out}, {"now_ms", NowMs()}}};
+        });
 
   Route("POST", R"(/v1/jobs/(\d+)/checkpoint)", Access::kToken,
         [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
@@ -62,19 +67,22 @@ void ApiServer::RegisterJobRoutes() {
           return Reply{202, ToJson(created)};
         });
 
-  Route("GET", "/v1/operations", Access::kToken, [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
-    CEDANA_ASSIGN_OR_RETURN(auto ops, catalog_.ListOperations(p.OwnerFilter(), Query(req, "state"), 100));
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& o : ops) out.push_back(ToJson(o));
-    return Reply{200, out};
-  });
+  Route("GET", "/v1/operations", Access::kToken,
+        [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
+          CEDANA_ASSIGN_OR_RETURN(
+              auto ops, catalog_.ListOperations(p.OwnerFilter(), Query(req, "state"), 100));
+          nlohmann::json out = nlohmann::json::array();
+          for (const auto& o : ops) out.push_back(ToJson(o));
+          return Reply{200, out};
+        });
 
-  Route("GET", R"(/v1/operations/(\d+))", Access::kToken, [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
-    CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "operation id"));
-    CEDANA_ASSIGN_OR_RETURN(OperationRecord o, catalog_.GetOperation(id));
-    if (!p.Sees(o.owner)) return NotFoundError(fmt::format("operation {} not found", id));
-    return Reply{200, ToJson(o)};
-  });
+  Route("GET", R"(/v1/operations/(\d+))", Access::kToken,
+        [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
+          CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "operation id"));
+          CEDANA_ASSIGN_OR_RETURN(OperationRecord o, catalog_.GetOperation(id));
+          if (!p.Sees(o.owner)) return NotFoundError(fmt::format("operation {} not found", id));
+          return Reply{200, ToJson(o)};
+        });
 }
 
 }  // namespace cedana::controller

@@ -19,10 +19,17 @@ constexpr int64_t kNodeDownAfterMs = 30000;
 }  // namespace
 
 nlohmann::json ToJson(const JobRecord& j) {
-  return {{"job_id", j.job_id},       {"name", j.name},   {"user", j.user},
-          {"partition", j.partition}, {"node", j.node},   {"state", j.state},
-          {"enabled", j.enabled},     {"label", j.label}, {"start_time", j.start_time},
-          {"notice", j.notice},       {"notice_at_ms", j.notice_at_ms}};
+  return {{"job_id", j.job_id},
+          {"name", j.name},
+          {"user", j.user},
+          {"partition", j.partition},
+          {"node", j.node},
+          {"state", j.state},
+          {"enabled", j.enabled},
+          {"label", j.label},
+          {"start_time", j.start_time},
+          {"notice", j.notice},
+          {"notice_at_ms", j.notice_at_ms}};
 }
 
 nlohmann::json ToJson(const JobEvent& e) {
@@ -43,15 +50,21 @@ nlohmann::json ToJson(const WindowRecord& w) {
     if (e == std::string::npos) e = w.warnings.size();
     warnings.push_back(w.warnings.substr(b, e - b));
   }
-  return {{"name", w.name},         {"nodes", w.nodes},
-          {"start_time", w.start_time}, {"end_time", w.end_time},
-          {"max_start_delay", w.max_start_delay}, {"status", w.status},
+  return {{"name", w.name},
+          {"nodes", w.nodes},
+          {"start_time", w.start_time},
+          {"end_time", w.end_time},
+          {"max_start_delay", w.max_start_delay},
+          {"status", w.status},
           {"warnings", warnings}};
 }
 
 nlohmann::json ToJson(const MoveRecord& m) {
-  return {{"job_id", m.job_id}, {"user", m.user},     {"action", m.action},
-          {"detail", m.detail}, {"at_ms", m.at_ms}};
+  return {{"job_id", m.job_id},
+          {"user", m.user},
+          {"action", m.action},
+          {"detail", m.detail},
+          {"at_ms", m.at_ms}};
 }
 
 nlohmann::json ToJson(const CheckpointRecord& c, bool with_manifest) {
@@ -145,10 +158,11 @@ Result<PolicyRecord> PolicyFromJson(const nlohmann::json& body) {
   if (p.name.empty() || p.name.size() > 64)
     return InvalidArgumentError("policy name must have 1 to 64 characters");
   for (char c : p.name) {
-    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == ' ';
+    bool ok =
+        std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == ' ';
     if (!ok)
-      return InvalidArgumentError(fmt::format(
-          "policy name \"{}\": use letters, digits, '-', '_', '.' and spaces", p.name));
+      return InvalidArgumentError(
+          fmt::format("policy name \"{}\": use letters, digits, '-', '_', '.' and spaces", p.name));
   }
   const auto interval = body.find("interval_seconds");
   if (interval == body.end() || !interval->is_number_integer())

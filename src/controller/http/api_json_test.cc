@@ -13,17 +13,21 @@ TEST(ApiJsonTest, PolicyBodiesAreValidatedFieldByField) {
     const char* want;  // substring of the error; "" = valid
   } cases[] = {
       {R"({"name":"p","interval_seconds":60})", ""},
-      {R"({"name":"p","interval_seconds":60,"selector":{"label":"x","job_id":"12"},"max_checkpoints":3})", ""},
+      {R"({"name":"p","interval_seconds":60,"selector":{"label":"x","job_id":"12"},"max_checkpoints":3})",
+       ""},
       {R"({"interval_seconds":60})", "policy name is missing"},
       {R"({"name":"","interval_seconds":60})", "1 to 64 characters"},
       {R"({"name":"a/b","interval_seconds":60})", "use letters, digits"},
       {R"({"name":"p"})", "interval_seconds is missing"},
       {R"({"name":"p","interval_seconds":5})", "valid: 10 to 2592000"},
       {R"({"name":"p","interval_seconds":60,"max_checkpoints":0})", "max_checkpoints"},
-      {R"({"name":"p","interval_seconds":60,"selector":{"node":"x"}})", "unknown selector key \"node\""},
+      {R"({"name":"p","interval_seconds":60,"selector":{"node":"x"}})",
+       "unknown selector key \"node\""},
       {R"({"name":"p","interval_seconds":60,"selector":"x"})", "selector must be an object"},
-      {R"({"name":"p","interval_seconds":60,"selector":{"node":null}})", "unknown selector key \"node\""},
-      {R"({"name":"p","interval_seconds":60,"selector":{"job_id":"12abc"}})", "positive job number"},
+      {R"({"name":"p","interval_seconds":60,"selector":{"node":null}})",
+       "unknown selector key \"node\""},
+      {R"({"name":"p","interval_seconds":60,"selector":{"job_id":"12abc"}})",
+       "positive job number"},
       {R"({"name":"p","interval_seconds":60,"selector":{"job_id":-3}})", "positive job number"},
   };
   for (const auto& c : cases) {

@@ -11,20 +11,21 @@
 namespace cedana::controller {
 
 void ApiServer::RegisterMaintenanceRoutes() {
-  Route("GET", "/v1/maintenance", Access::kToken, [this](const Principal& p, const httplib::Request&) -> Result<Reply> {
-    CEDANA_ASSIGN_OR_RETURN(auto windows, catalog_.ListWindows());
-    CEDANA_ASSIGN_OR_RETURN(auto moves, catalog_.ListMoves(p.OwnerFilter()));
-    std::map<std::string, nlohmann::json> moved;
-    for (const auto& m : moves) moved[m.window].push_back(ToJson(m));
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& w : windows) {
-      nlohmann::json j = ToJson(w);
-      auto it = moved.find(w.name);
-      j["moves"] = it == moved.end() ? nlohmann::json::array() : it->second;
-      out.push_back(std::move(j));
-    }
-    return Reply{200, out};
-  });
+  Route("GET", "/v1/maintenance", Access::kToken,
+        [this](const Principal& p, const httplib::Request&) -> Result<Reply> {
+          CEDANA_ASSIGN_OR_RETURN(auto windows, catalog_.ListWindows());
+          CEDANA_ASSIGN_OR_RETURN(auto moves, catalog_.ListMoves(p.OwnerFilter()));
+          std::map<std::string, nlohmann::json> moved;
+          for (const auto& m : moves) moved[m.window].push_back(ToJson(m));
+          nlohmann::json out = nlohmann::json::array();
+          for (const auto& w : windows) {
+            nlohmann::json j = ToJson(w);
+            auto it = moved.find(w.name);
+            j["moves"] = it == moved.end() ? nlohmann::json::array() : it->second;
+            out.push_back(std::move(j));
+          }
+          return Reply{200, out};
+        });
 }
 
 }  // namespace cedana::controller

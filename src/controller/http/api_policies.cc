@@ -16,29 +16,32 @@ void ApiServer::RegisterPolicyRoutes() {
     return pol;
   };
 
-  Route("GET", "/v1/policies", Access::kToken, [this](const Principal& p, const httplib::Request&) -> Result<Reply> {
-    CEDANA_ASSIGN_OR_RETURN(auto list, catalog_.ListPolicies(p.OwnerFilter()));
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& pol : list) out.push_back(ToJson(pol));
-    return Reply{200, out};
-  });
+  Route("GET", "/v1/policies", Access::kToken,
+        [this](const Principal& p, const httplib::Request&) -> Result<Reply> {
+          CEDANA_ASSIGN_OR_RETURN(auto list, catalog_.ListPolicies(p.OwnerFilter()));
+          nlohmann::json out = nlohmann::json::array();
+          for (const auto& pol : list) out.push_back(ToJson(pol));
+          return Reply{200, out};
+        });
 
-  Route("POST", "/v1/policies", Access::kToken, [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
-    CEDANA_ASSIGN_OR_RETURN(nlohmann::json body, ParseBody(req.body));
-    CEDANA_ASSIGN_OR_RETURN(PolicyRecord pol, PolicyFromJson(body));
-    pol.owner = p.user;
-    pol.owner_is_admin = p.admin;
-    CEDANA_ASSIGN_OR_RETURN(PolicyRecord created, catalog_.CreatePolicy(pol));
-    log::Info("api: {} created policy {} \"{}\" (every {} s)", p.user, created.id, created.name,
-              created.interval_seconds);
-    return Reply{201, ToJson(created)};
-  });
+  Route("POST", "/v1/policies", Access::kToken,
+        [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
+          CEDANA_ASSIGN_OR_RETURN(nlohmann::json body, ParseBody(req.body));
+          CEDANA_ASSIGN_OR_RETURN(PolicyRecord pol, PolicyFromJson(body));
+          pol.owner = p.user;
+          pol.owner_is_admin = p.admin;
+          CEDANA_ASSIGN_OR_RETURN(PolicyRecord created, catalog_.CreatePolicy(pol));
+          log::Info("api: {} created policy {} \"{}\" (every {} s)", p.user, created.id,
+                    created.name, created.interval_seconds);
+          return Reply{201, ToJson(created)};
+        });
 
-  Route("GET", R"(/v1/policies/(\d+))", Access::kToken, [visible](const Principal& p, const httplib::Request& req) -> Result<Reply> {
-    CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "policy id"));
-    CEDANA_ASSIGN_OR_RETURN(PolicyRecord pol, visible(p, id));
-    return Reply{200, ToJson(pol)};
-  });
+  Route("GET", R"(/v1/policies/(\d+))", Access::kToken,
+        [visible](const Principal& p, const httplib::Request& req) -> Result<Reply> {
+          CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "policy id"));
+          CEDANA_ASSIGN_OR_RETURN(PolicyRecord pol, visible(p, id));
+          return Reply{200, ToJson(pol)};
+        });
 
   Route("PUT", R"(/v1/policies/(\d+))", Access::kToken,
         [this, visible](const Principal& p, const httplib::Request& req) -> Result<Reply> {

@@ -92,7 +92,8 @@ Result<std::optional<Principal>> ApiServer::Authenticate(const httplib::Request&
   return std::optional<Principal>(Principal{t->user, t->admin});
 }
 
-void ApiServer::Route(const char* method, const std::string& pattern, Access access, Handler handler) {
+void ApiServer::Route(const char* method, const std::string& pattern, Access access,
+                      Handler handler) {
   auto wrapped = [this, access, handler = std::move(handler), method](const httplib::Request& req,
                                                                       httplib::Response& res) {
     Reply reply;
@@ -107,8 +108,9 @@ void ApiServer::Route(const char* method, const std::string& pattern, Access acc
       if (!who->has_value()) {
         res.status = 401;
         res.set_header("WWW-Authenticate", "Bearer");
-        res.set_content(nlohmann::json{{"error", {{"code", "unauthenticated"}, {"message", why}}}}.dump(),
-                        "application/json");
+        res.set_content(
+            nlohmann::json{{"error", {{"code", "unauthenticated"}, {"message", why}}}}.dump(),
+            "application/json");
         return;
       }
       const Principal& caller = **who;
@@ -130,15 +132,18 @@ void ApiServer::Route(const char* method, const std::string& pattern, Access acc
     } catch (const nlohmann::json::exception& e) {
       // A body field of the wrong type (a number where a string belongs): the caller's mistake.
       res.status = 400;
-      res.set_content(ErrorBody(InvalidArgumentError(std::string("a field of the request body has the "
-                                                                  "wrong type: ") + e.what()))
-                          .dump(),
-                      "application/json");
+      res.set_content(
+          ErrorBody(InvalidArgumentError(std::string("a field of the request body has the "
+                                                     "wrong type: ") +
+                                         e.what()))
+              .dump(),
+          "application/json");
       return;
     } catch (const std::exception& e) {
       log::Error("api: {} {}: internal error: {}", method, req.path, e.what());
       res.status = 500;
-      res.set_content(ErrorBody(InternalError("internal error (logged)")).dump(), "application/json");
+      res.set_content(ErrorBody(InternalError("internal error (logged)")).dump(),
+                      "application/json");
       return;
     }
     res.status = reply.status;
@@ -162,9 +167,10 @@ void ApiServer::RegisterRoutes() {
     res.status = db.ok() ? 200 : 503;
     res.set_content(body.dump(), "application/json");
   });
-  Route("GET", "/v1/whoami", Access::kToken, [](const Principal& p, const httplib::Request&) -> Result<Reply> {
-    return Reply{200, {{"user", p.user}, {"admin", p.admin}}};
-  });
+  Route("GET", "/v1/whoami", Access::kToken,
+        [](const Principal& p, const httplib::Request&) -> Result<Reply> {
+          return Reply{200, {{"user", p.user}, {"admin", p.admin}}};
+        });
   RegisterJobRoutes();
   RegisterMaintenanceRoutes();
   RegisterCheckpointRoutes();
@@ -175,13 +181,15 @@ void ApiServer::RegisterRoutes() {
   // Unknown /v1 paths answer in JSON too.
   server_->set_error_handler([](const httplib::Request& req, httplib::Response& res) {
     if (res.status == 404 && res.body.empty() && req.path.rfind("/v1/", 0) == 0) {
-      res.set_content(ErrorBody(NotFoundError("no such API path: " + req.path)).dump(), "application/json");
+      res.set_content(ErrorBody(NotFoundError("no such API path: " + req.path)).dump(),
+                      "application/json");
     }
   });
   if (fs::Exists(config_.controller_web_dir)) {
     server_->set_mount_point("/", config_.controller_web_dir);
   } else {
-    log::Warn("api: web UI dir {} does not exist; the UI is not served", config_.controller_web_dir);
+    log::Warn("api: web UI dir {} does not exist; the UI is not served",
+              config_.controller_web_dir);
   }
 }
 
@@ -195,7 +203,8 @@ Status ApiServer::Start() {
     if (port_ < 0) return UnavailableError("cannot listen on " + listen);
   } else {
     if (!server_->bind_to_port(host, port))
-      return UnavailableError(fmt::format("cannot listen on {} (in use, or not an address of this host)", listen));
+      return UnavailableError(
+          fmt::format("cannot listen on {} (in use, or not an address of this host)", listen));
     port_ = port;
   }
   thread_ = std::thread([this] { server_->listen_after_bind(); });

@@ -21,11 +21,16 @@ TEST(ConnectionThreadsTest, SlowConnectionsDoNotHoldTheOthersThreads) {
       ++done;
     });
   std::atomic<bool> quick{false};
-  threads.enqueue([&] { quick = true; ++done; });
-  for (int i = 0; i < 2000 && !quick; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  threads.enqueue([&] {
+    quick = true;
+    ++done;
+  });
+  for (int i = 0; i < 2000 && !quick; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_TRUE(quick) << "a quick connection waited behind slow ones";
 
-  for (int i = 0; i < 5; ++i) threads.enqueue([&] {
+  for (int i = 0; i < 5; ++i)
+    threads.enqueue([&] {
       while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       ++done;
     });

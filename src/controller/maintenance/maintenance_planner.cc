@@ -42,8 +42,13 @@ MaintenancePlan PlanMaintenance(const MaintenanceInputs& in, const HostOverlap& 
   for (const SlurmReservation& r : in.reservations) {
     if (!r.maint) continue;
     reported.insert(r.name);
-    WindowRecord w{r.name, r.nodes, r.start_time, r.end_time, r.max_start_delay,
-                   StatusAt(r, in.now), WarningsFor(r, in.requeue_enabled)};
+    WindowRecord w{r.name,
+                   r.nodes,
+                   r.start_time,
+                   r.end_time,
+                   r.max_start_delay,
+                   StatusAt(r, in.now),
+                   WarningsFor(r, in.requeue_enabled)};
     auto k = known.find(r.name);
     if (k == known.end() || !(*k->second == w)) plan.windows.push_back(w);
 

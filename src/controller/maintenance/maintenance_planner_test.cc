@@ -30,7 +30,8 @@ TEST(MaintenancePlanner, MovesEnabledJobsOnReservedNodesWithinTheLead) {
   MaintenanceInputs in;
   in.now = kNow;
   in.reservations = {Maint("maint_window", "a", kNow + 30, kNow + 3600)};
-  in.jobs = {Job(1, "a"), Job(2, "b"), Job(3, "a", /*enabled=*/false), Job(4, "a", true, "PENDING")};
+  in.jobs = {Job(1, "a"), Job(2, "b"), Job(3, "a", /*enabled=*/false),
+             Job(4, "a", true, "PENDING")};
   MaintenancePlan plan = PlanMaintenance(in, SameNode);
   ASSERT_EQ(plan.moves.size(), 1u);
   EXPECT_EQ(plan.moves[0].job.job_id, 1);
@@ -66,7 +67,8 @@ TEST(MaintenancePlanner, MovesAJobOncePerWindow) {
 TEST(MaintenancePlanner, StatusFollowsTheClockAndTheReservationsFate) {
   MaintenanceInputs in;
   in.now = kNow;
-  in.reservations = {Maint("on", "a", kNow - 10, kNow + 10), Maint("over", "a", kNow - 20, kNow - 10)};
+  in.reservations = {Maint("on", "a", kNow - 10, kNow + 10),
+                     Maint("over", "a", kNow - 20, kNow - 10)};
   in.known = {WindowRecord{"deleted", "a", kNow + 100, kNow + 200, 5, "scheduled", ""},
               WindowRecord{"ended", "a", kNow - 200, kNow - 100, 5, "active", ""},
               WindowRecord{"old", "a", kNow - 200, kNow - 100, 5, "completed", ""}};

@@ -14,7 +14,8 @@ namespace {
 
 int64_t NowSeconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch()).count();
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 // Moves one job: a requeue (its proxy checkpoints on SLURM's SIGTERM), or a leave-running
@@ -24,8 +25,9 @@ MoveRecord Move(Catalog& catalog, const PlannedMove& m, bool requeue_enabled) {
   if (requeue_enabled) {
     Status s = RequeueSlurmJob(m.job.job_id);
     rec.action = s.ok() ? "requeued" : "failed";
-    rec.detail = s.ok() ? fmt::format("requeued off {}; it checkpoints as SLURM ends it", m.job.node)
-                        : s.message();
+    rec.detail = s.ok()
+                     ? fmt::format("requeued off {}; it checkpoints as SLURM ends it", m.job.node)
+                     : s.message();
     return rec;
   }
   OperationRecord op;
@@ -36,10 +38,11 @@ MoveRecord Move(Catalog& catalog, const PlannedMove& m, bool requeue_enabled) {
   op.reason = "maintenance";
   Result<OperationRecord> created = catalog.CreateOperation(op);
   rec.action = created.has_value() ? "checkpointed" : "failed";
-  rec.detail = created.has_value()
-                   ? fmt::format("checkpoint queued on {} (operation {}); not requeued: JobRequeue=0",
-                                 m.job.agent_node, created->id)
-                   : created.error().message();
+  rec.detail =
+      created.has_value()
+          ? fmt::format("checkpoint queued on {} (operation {}); not requeued: JobRequeue=0",
+                        m.job.agent_node, created->id)
+          : created.error().message();
   return rec;
 }
 
@@ -84,7 +87,8 @@ Status RunMaintenanceStep(const Config& config, Catalog& catalog) {
       log::Warn("maintenance: window {}: job {} of {} could not be moved: {}", m.window,
                 m.job.job_id, m.job.user, rec.detail);
     else
-      log::Info("maintenance: window {}: job {} of {} {}", m.window, m.job.job_id, m.job.user, rec.detail);
+      log::Info("maintenance: window {}: job {} of {} {}", m.window, m.job.job_id, m.job.user,
+                rec.detail);
     CEDANA_RETURN_IF_ERROR(catalog.AddMove(rec));
   }
   return OkStatus();

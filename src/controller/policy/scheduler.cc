@@ -15,7 +15,8 @@ bool Matches(const PolicyRecord& policy, bool owner_is_admin, const JobRecord& j
   if (!s.user.empty() && s.user != job.user) return false;
   if (!s.partition.empty() && s.partition != job.partition) return false;
   if (!s.label.empty() && s.label != job.label) return false;
-  if (!s.name_pattern.empty() && fnmatch(s.name_pattern.c_str(), job.name.c_str(), 0) != 0) return false;
+  if (!s.name_pattern.empty() && fnmatch(s.name_pattern.c_str(), job.name.c_str(), 0) != 0)
+    return false;
   return true;
 }
 
@@ -31,7 +32,8 @@ Result<int> SchedulePolicies(Catalog& catalog, int64_t now_ms) {
   for (const PolicyRecord& p : policies) {
     if (!p.enabled) continue;
     for (const JobRecord& j : jobs) {
-      if (j.state != "RUNNING" || !j.enabled || j.agent_node.empty() || busy.count(j.job_id)) continue;
+      if (j.state != "RUNNING" || !j.enabled || j.agent_node.empty() || busy.count(j.job_id))
+        continue;
       if (!Matches(p, p.owner_is_admin, j)) continue;
       CEDANA_ASSIGN_OR_RETURN(auto last, catalog.LastDump(j.job_id, p.id));
       int64_t since = last ? last->created_ms : std::max(p.created_ms, j.start_time * 1000);
@@ -47,7 +49,8 @@ Result<int> SchedulePolicies(Catalog& catalog, int64_t now_ms) {
       CEDANA_RETURN_IF_ERROR(catalog.SetPolicyLastRun(p.id, now_ms));
       busy.insert(j.job_id);
       ++queued;
-      log::Info("policy: \"{}\" queued dump {} of job {} on {}", p.name, created.id, j.job_id, j.agent_node);
+      log::Info("policy: \"{}\" queued dump {} of job {} on {}", p.name, created.id, j.job_id,
+                j.agent_node);
     }
   }
   return queued;

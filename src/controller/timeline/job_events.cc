@@ -9,8 +9,8 @@ namespace {
 
 bool IsFinal(const std::string& state) {
   static constexpr std::array<std::string_view, 9> kFinal = {
-      "COMPLETED", "CANCELLED", "FAILED", "TIMEOUT", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE",
-      "OUT_OF_MEMORY"};
+      "COMPLETED", "CANCELLED", "FAILED",   "TIMEOUT",      "NODE_FAIL",
+      "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY"};
   return std::find(kFinal.begin(), kFinal.end(), state) != kFinal.end();
 }
 
@@ -30,8 +30,9 @@ JobEvent Event(const SlurmJobLife& job, const char* kind, int64_t run, int64_t a
 
 // A run's events in the order they happen, for events stamped in the same second.
 int RankOf(const std::string& kind) {
-  static constexpr std::array<std::string_view, 6> kOrder = {
-      kEventSubmitted, kEventStarted, kEventPreempted, kEventCheckpoint, kEventRequeued, kEventEnded};
+  static constexpr std::array<std::string_view, 6> kOrder = {kEventSubmitted, kEventStarted,
+                                                             kEventPreempted, kEventCheckpoint,
+                                                             kEventRequeued,  kEventEnded};
   return static_cast<int>(std::find(kOrder.begin(), kOrder.end(), kind) - kOrder.begin());
 }
 
@@ -42,16 +43,16 @@ std::vector<JobEvent> EventsOfSlurmJob(const SlurmJobLife& job) {
   if (job.settling) return out;
   const int64_t run = job.restart_count;
   if (job.submit_time > 0) {
-    if (run == 0)
-      out.push_back(Event(job, kEventSubmitted, 0, job.submit_time));
-    else
-      out.push_back(Event(job, kEventRequeued, run - 1, job.submit_time));
+    if (run == 0) out.push_back(Event(job, kEventSubmitted, 0, job.submit_time));
+    else out.push_back(Event(job, kEventRequeued, run - 1, job.submit_time));
   }
   const bool final = IsFinal(job.state);
   // A job cancelled while pending ends with its start and end times both set to that moment.
-  const bool ran = job.start_time > 0 && job.state != "PENDING" && (!final || job.start_time < job.end_time);
+  const bool ran =
+      job.start_time > 0 && job.state != "PENDING" && (!final || job.start_time < job.end_time);
   if (ran) out.push_back(Event(job, kEventStarted, run, job.start_time));
-  if (ran && job.preempt_time >= job.start_time) out.push_back(Event(job, kEventPreempted, run, job.preempt_time));
+  if (ran && job.preempt_time >= job.start_time)
+    out.push_back(Event(job, kEventPreempted, run, job.preempt_time));
   if (final && job.end_time > 0) {
     out.push_back(Event(job, kEventEnded, run, job.end_time));
     out.back().detail = job.state;
@@ -72,23 +73,27 @@ void RecordedEvents::Mark(const std::vector<JobEvent>& recorded, const std::vect
   std::erase_if(keys_, [&known](const auto& key) { return !known.count(std::get<0>(key)); });
 }
 
-JobEvent StartOfRun(int64_t job_id, int64_t run, int64_t started_at_ms, const std::string& restored_from) {
+JobEvent StartOfRun(int64_t job_id, int64_t run, int64_t started_at_ms,
+                    const std::string& restored_from) {
   JobEvent e = EventAt(job_id, kEventStarted, run, started_at_ms);
   e.detail = restored_from.empty() ? "fresh" : "resumed";
   e.checkpoint_id = restored_from;
   return e;
 }
 
-std::vector<JobEvent> JobTimeline(std::vector<JobEvent> events, const std::vector<CheckpointRecord>& checkpoints) {
+std::vector<JobEvent> JobTimeline(std::vector<JobEvent> events,
+                                  const std::vector<CheckpointRecord>& checkpoints) {
   auto seen_preempted = [&events](int64_t run) {
-    return std::any_of(events.begin(), events.end(),
-                       [run](const JobEvent& e) { return e.kind == kEventPreempted && e.run == run; });
+    return std::any_of(events.begin(), events.end(), [run](const JobEvent& e) {
+      return e.kind == kEventPreempted && e.run == run;
+    });
   };
   for (const CheckpointRecord& c : checkpoints) {
     // slurmctld forgets a preemption at the requeue, which can come before the watcher's next
     // look; the checkpoint the preemption asked for says when it was asked.
     if (c.reason == "preemption" && !seen_preempted(c.restart_count)) {
-      JobEvent p = EventAt(c.job_id.value_or(0), kEventPreempted, c.restart_count, c.created_ms - c.duration_ms);
+      JobEvent p = EventAt(c.job_id.value_or(0), kEventPreempted, c.restart_count,
+                           c.created_ms - c.duration_ms);
       p.detail = "when its checkpoint was asked for";
       events.push_back(std::move(p));
     }

@@ -31,7 +31,7 @@ inline constexpr char kEventCheckpoint[] = "checkpoint";
 // unset, as libslurm has them).
 struct SlurmJobLife {
   int64_t job_id = 0;
-  std::string state;     // base state: PENDING, RUNNING, COMPLETED, ...
+  std::string state;      // base state: PENDING, RUNNING, COMPLETED, ...
   bool settling = false;  // COMPLETING or a REQUEUE flag: its times are about to be reset
   int64_t restart_count = 0;
   int64_t submit_time = 0, start_time = 0, end_time = 0, preempt_time = 0;
@@ -59,10 +59,12 @@ class RecordedEvents {
 };
 
 // A node daemon's word on a run it started: from checkpoint `restored_from`, or fresh ("").
-JobEvent StartOfRun(int64_t job_id, int64_t run, int64_t started_at_ms, const std::string& restored_from);
+JobEvent StartOfRun(int64_t job_id, int64_t run, int64_t started_at_ms,
+                    const std::string& restored_from);
 
 // The job's events and its checkpoints, oldest first (on equal times, in a run's own order).
 // A preemption no look caught is dated by the checkpoint it asked for (its request time).
-std::vector<JobEvent> JobTimeline(std::vector<JobEvent> events, const std::vector<CheckpointRecord>& checkpoints);
+std::vector<JobEvent> JobTimeline(std::vector<JobEvent> events,
+                                  const std::vector<CheckpointRecord>& checkpoints);
 
 }  // namespace cedana::controller

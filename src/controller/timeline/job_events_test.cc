@@ -18,13 +18,15 @@ SlurmJobLife Life(std::string state, int64_t restarts, int64_t submit, int64_t s
 // "kind/run@seconds" for each event, to compare whole lists at once.
 std::vector<std::string> Names(const std::vector<JobEvent>& events) {
   std::vector<std::string> out;
-  for (const auto& e : events) out.push_back(e.kind + "/" + std::to_string(e.run) + "@" + std::to_string(e.at_ms / 1000));
+  for (const auto& e : events)
+    out.push_back(e.kind + "/" + std::to_string(e.run) + "@" + std::to_string(e.at_ms / 1000));
   return out;
 }
 
 TEST(EventsOfSlurmJob, APendingJobWasSubmittedAndHasNotStarted) {
   // A pending job's start time is slurmctld's forecast, not a start.
-  EXPECT_EQ(Names(EventsOfSlurmJob(Life("PENDING", 0, 100, 500))), std::vector<std::string>{"submitted/0@100"});
+  EXPECT_EQ(Names(EventsOfSlurmJob(Life("PENDING", 0, 100, 500))),
+            std::vector<std::string>{"submitted/0@100"});
 }
 
 TEST(EventsOfSlurmJob, ARunningJobStartedAndAPreemptedOneSaysWhen) {
@@ -37,7 +39,8 @@ TEST(EventsOfSlurmJob, ARunningJobStartedAndAPreemptedOneSaysWhen) {
 }
 
 TEST(EventsOfSlurmJob, AfterARequeueTheSubmitTimeIsTheRequeueOfThePreviousRun) {
-  EXPECT_EQ(Names(EventsOfSlurmJob(Life("PENDING", 1, 160, 900))), std::vector<std::string>{"requeued/0@160"});
+  EXPECT_EQ(Names(EventsOfSlurmJob(Life("PENDING", 1, 160, 900))),
+            std::vector<std::string>{"requeued/0@160"});
   EXPECT_EQ(Names(EventsOfSlurmJob(Life("RUNNING", 2, 300, 305))),
             (std::vector<std::string>{"requeued/1@300", "started/2@305"}));
 }
@@ -53,12 +56,14 @@ TEST(EventsOfSlurmJob, AnEndedJobSaysHowItEnded) {
   SlurmJobLife done = Life("COMPLETED", 1, 160, 170);
   done.end_time = 400;
   auto events = EventsOfSlurmJob(done);
-  EXPECT_EQ(Names(events), (std::vector<std::string>{"requeued/0@160", "started/1@170", "ended/1@400"}));
+  EXPECT_EQ(Names(events),
+            (std::vector<std::string>{"requeued/0@160", "started/1@170", "ended/1@400"}));
   EXPECT_EQ(events.back().detail, "COMPLETED");
   // Cancelled while pending: slurmctld sets start and end to the same moment; it never ran.
   SlurmJobLife never = Life("CANCELLED", 0, 100, 200);
   never.end_time = 200;
-  EXPECT_EQ(Names(EventsOfSlurmJob(never)), (std::vector<std::string>{"submitted/0@100", "ended/0@200"}));
+  EXPECT_EQ(Names(EventsOfSlurmJob(never)),
+            (std::vector<std::string>{"submitted/0@100", "ended/0@200"}));
 }
 
 TEST(JobTimeline, MergesCheckpointsInTimeAndARunsOwnOrder) {
@@ -81,8 +86,9 @@ TEST(JobTimeline, MergesCheckpointsInTimeAndARunsOwnOrder) {
   auto timeline = JobTimeline(events, {c});
   // The requeue was stamped in the preemption's second, before the checkpoint's commit: equal
   // times keep a run's order (preempted before requeued), then time decides.
-  EXPECT_EQ(Names(timeline), (std::vector<std::string>{"submitted/0@100", "started/0@110", "preempted/0@150",
-                                                       "requeued/0@150", "checkpoint/0@150", "started/1@170"}));
+  EXPECT_EQ(Names(timeline),
+            (std::vector<std::string>{"submitted/0@100", "started/0@110", "preempted/0@150",
+                                      "requeued/0@150", "checkpoint/0@150", "started/1@170"}));
   const JobEvent& ck = timeline[4];
   EXPECT_EQ(ck.detail, "preemption");
   EXPECT_EQ(ck.checkpoint_id, "ck-1");
@@ -114,7 +120,8 @@ TEST(JobTimeline, APreemptionNoLookCaughtIsDatedByItsCheckpoint) {
   SlurmJobLife seen = Life("RUNNING", 1, 90, 100);
   seen.preempt_time = 150;
   EXPECT_EQ(Names(JobTimeline(EventsOfSlurmJob(seen), {c})),
-            (std::vector<std::string>{"requeued/0@90", "started/1@100", "preempted/1@150", "checkpoint/1@151"}));
+            (std::vector<std::string>{"requeued/0@90", "started/1@100", "preempted/1@150",
+                                      "checkpoint/1@151"}));
 }
 
 TEST(RecordedEvents, EachLookWritesOnlyWhatIsNewAndForgetsGoneJobs) {
@@ -124,7 +131,8 @@ TEST(RecordedEvents, EachLookWritesOnlyWhatIsNewAndForgetsGoneJobs) {
   recorded.Mark(first, {7});
   SlurmJobLife preempted = Life("RUNNING", 0, 100, 110);
   preempted.preempt_time = 150;
-  EXPECT_EQ(Names(recorded.New(EventsOfSlurmJob(preempted))), std::vector<std::string>{"preempted/0@150"});
+  EXPECT_EQ(Names(recorded.New(EventsOfSlurmJob(preempted))),
+            std::vector<std::string>{"preempted/0@150"});
   recorded.Mark({}, {});  // slurmctld forgot job 7
   EXPECT_EQ(recorded.size(), 0u);
   EXPECT_EQ(recorded.New(first).size(), 2u);

@@ -10,12 +10,14 @@
 
 namespace cedana::controller {
 
-CheckpointIndexer::CheckpointIndexer(const Config& config, Catalog& catalog, std::string cluster_key)
+CheckpointIndexer::CheckpointIndexer(const Config& config, Catalog& catalog,
+                                     std::string cluster_key)
     : config_(config), catalog_(catalog), cluster_key_(std::move(cluster_key)) {}
 
 // Why a manifest read from storage is not indexed ("" when it is): storage may be writable by
 // users, so only what the cluster key signed counts, and it must sit at its own path.
-std::string CheckpointIndexer::Refusal(const storage::CheckpointRef& ref, const image::Manifest& m) const {
+std::string CheckpointIndexer::Refusal(const storage::CheckpointRef& ref,
+                                       const image::Manifest& m) const {
   if (cluster_key_.empty()) return "the controller has no cluster key to verify it with";
   if (Status v = image::VerifyManifest(m, cluster_key_); !v.ok()) return v.message();
   if (m.owner != ref.owner || m.label != ref.label || m.id != ref.id)
@@ -32,7 +34,8 @@ void CheckpointIndexer::MarkFinishedRuns(storage::CheckpointStore& store,
   image::LineageEnds ends(store);
   for (CheckpointRecord& c : *found) {
     if (c.run == "finished") continue;
-    c.run = image::OfFinishedRun(c.created_ms, ends.OrOpen(c.owner, c.label, "index")) ? "finished" : "open";
+    c.run = image::OfFinishedRun(c.created_ms, ends.OrOpen(c.owner, c.label, "index")) ? "finished"
+                                                                                       : "open";
   }
 }
 
@@ -40,7 +43,8 @@ namespace {
 
 // What a manifest that Refusal accepted says, as the index keeps it: everything from the
 // signed content, nothing from the path.
-CheckpointRecord RecordOf(const image::Manifest& m, const std::string& text, const std::string& location) {
+CheckpointRecord RecordOf(const image::Manifest& m, const std::string& text,
+                          const std::string& location) {
   CheckpointRecord c;
   c.id = m.id;
   c.owner = m.owner;
@@ -95,7 +99,8 @@ Status CheckpointIndexer::Refresh() {
       continue;
     }
     Result<image::Manifest> m = image::ParseManifest(*text);
-    std::string why = m.has_value() ? Refusal(ref, *m) : "malformed manifest: " + m.error().message();
+    std::string why =
+        m.has_value() ? Refusal(ref, *m) : "malformed manifest: " + m.error().message();
     if (!why.empty()) {
       log::Warn("index: checkpoint {} not indexed: {}", path, why);
       refused.insert(path);
@@ -120,7 +125,8 @@ Status CheckpointIndexer::Refresh() {
     if (now.count(path) == 0) removed.push_back(c.id);
   const auto at = std::chrono::steady_clock::now();
   const bool full = !synced_once_ || at - last_full_ >= kFullEvery;
-  CEDANA_RETURN_IF_ERROR(full ? catalog_.SyncCheckpoints(found) : catalog_.UpdateCheckpoints(changed, removed));
+  CEDANA_RETURN_IF_ERROR(full ? catalog_.SyncCheckpoints(found)
+                              : catalog_.UpdateCheckpoints(changed, removed));
   if (full) last_full_ = at;
   synced_once_ = true;
   known_ = std::move(now);

@@ -30,7 +30,8 @@ class CheckpointIndexer {
 
  private:
   std::string Refusal(const storage::CheckpointRef& ref, const image::Manifest& m) const;
-  void MarkFinishedRuns(storage::CheckpointStore& store, std::vector<CheckpointRecord>* found) const;
+  void MarkFinishedRuns(storage::CheckpointStore& store,
+                        std::vector<CheckpointRecord>* found) const;
 
   static constexpr auto kFullEvery = std::chrono::minutes(5);
   const Config& config_;

@@ -25,7 +25,8 @@ class CheckpointIndexerTest : public ::testing::Test {
   }
 
   // Commits at `at` a manifest that says owner/label/id of `says`, signed with `key` ("" none).
-  void Commit(const storage::CheckpointRef& at, const storage::CheckpointRef& says, const std::string& key) {
+  void Commit(const storage::CheckpointRef& at, const storage::CheckpointRef& says,
+              const std::string& key) {
     image::Manifest m;
     m.id = says.id;
     m.label = says.label;

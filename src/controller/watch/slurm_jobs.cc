@@ -41,7 +41,8 @@ SlurmJobLife LifeOf(const slurm_job_info_t& j) {
   SlurmJobLife life;
   life.job_id = j.job_id;
   life.state = StateName(j.job_state);
-  life.settling = (j.job_state & (JOB_COMPLETING | JOB_REQUEUE | JOB_REQUEUE_HOLD | JOB_REQUEUE_FED)) != 0;
+  life.settling =
+      (j.job_state & (JOB_COMPLETING | JOB_REQUEUE | JOB_REQUEUE_HOLD | JOB_REQUEUE_FED)) != 0;
   life.restart_count = j.restart_cnt;
   life.submit_time = static_cast<int64_t>(j.submit_time);
   life.start_time = static_cast<int64_t>(j.start_time);
@@ -63,9 +64,11 @@ Result<std::optional<SlurmJobs>> SlurmJobsReader::Load() {
   CEDANA_RETURN_IF_ERROR(InitLibslurm());
   auto* last = static_cast<job_info_msg_t*>(last_);
   job_info_msg_t* msg = nullptr;
-  if (slurm_load_jobs(last ? last->last_update : 0, &msg, SHOW_ALL) != SLURM_SUCCESS || msg == nullptr) {
+  if (slurm_load_jobs(last ? last->last_update : 0, &msg, SHOW_ALL) != SLURM_SUCCESS ||
+      msg == nullptr) {
     if (slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA) return std::optional<SlurmJobs>();
-    return UnavailableError(fmt::format("loading jobs from slurmctld: {}", slurm_strerror(slurm_get_errno())));
+    return UnavailableError(
+        fmt::format("loading jobs from slurmctld: {}", slurm_strerror(slurm_get_errno())));
   }
   slurm_free_job_info_msg(last);
   last_ = msg;

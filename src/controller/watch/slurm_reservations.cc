@@ -31,7 +31,8 @@ Result<std::vector<SlurmReservation>> LoadSlurmReservations() {
     s.nodes = r.node_list ? r.node_list : "";
     s.start_time = static_cast<int64_t>(r.start_time);
     s.end_time = static_cast<int64_t>(r.end_time);
-    s.max_start_delay = r.max_start_delay == NO_VAL || r.max_start_delay == INFINITE ? 0 : r.max_start_delay;
+    s.max_start_delay =
+        r.max_start_delay == NO_VAL || r.max_start_delay == INFINITE ? 0 : r.max_start_delay;
     s.maint = (r.flags & RESERVE_FLAG_MAINT) != 0;
     out.push_back(std::move(s));
   }

@@ -13,7 +13,7 @@ namespace cedana::controller {
 
 struct SlurmReservation {
   std::string name;
-  std::string nodes;  // a SLURM host list: "node[0-8]"
+  std::string nodes;                     // a SLURM host list: "node[0-8]"
   int64_t start_time = 0, end_time = 0;  // seconds since the epoch
   int64_t max_start_delay = 0;           // seconds; 0 when not set
   bool maint = false;                    // flags=maint
