@@ -74,7 +74,10 @@ subprocess::Command CriuCommand(const CriuSettings& settings, std::vector<std::s
   c.argv = std::move(args);
   c.env = CriuEnvironment(settings, files_owner);
   c.identity = run_as;
-  c.ignored_signals = {SIGINT};
+  // SIGPIPE too, as CRIU had it from the daemon before its signals were reset: an image stream
+  // whose reader failed must be EPIPE for CRIU, which then cures the tree and resumes it, never
+  // a kill with its parasite still in the tasks.
+  c.ignored_signals = {SIGINT, SIGPIPE};
   for (int fd : keep_fds) c.fds.emplace_back(fd, fd);
   return c;
 }
