@@ -60,6 +60,11 @@ void RunDaemonRequestInput(std::string_view input) {
     Result<protocol::DaemonRequest> request = protocol::ParseDaemonRequest(*message);
     if (request.has_value()) {
       CheckParsed(*message, *request);
+      // What a client encodes for it is parsed back to the same request (EncodeDaemonRequest).
+      protocol::Message again = protocol::EncodeDaemonRequest(*request);
+      again["v"] = protocol::kVersion;
+      Result<protocol::DaemonRequest> reparsed = protocol::ParseDaemonRequest(again);
+      CEDANA_FUZZ_CHECK(reparsed.has_value() && *reparsed == *request);
       (void)protocol::EncodeMessage(
           protocol::OkResult({{"op", protocol::DaemonOpName(request->op)}}));
     } else {

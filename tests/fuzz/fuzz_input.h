@@ -25,7 +25,8 @@ void RunConfigInput(std::string_view input);
 // signs canonically: the MAC of a re-read manifest still verifies.
 void RunManifestInput(std::string_view input);
 // Bytes a client writes to the daemon's socket, read by MessageReader and each message parsed
-// by ParseDaemonRequest; the reply the daemon would write is encoded too.
+// by ParseDaemonRequest; a parsed request encodes (EncodeDaemonRequest) and parses back to
+// itself; the reply the daemon would write is encoded too.
 void RunDaemonRequestInput(std::string_view input);
 
 }  // namespace cedana::fuzz
