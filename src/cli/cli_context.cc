@@ -60,6 +60,11 @@ std::optional<protocol::Message> CliContext::Call(const protocol::DaemonRequest&
   return std::move(r).value();
 }
 
+Result<protocol::Message> CliContext::Ask(const protocol::DaemonRequest& request) const {
+  if (!loaded_.has_value()) return loaded_.error();
+  return protocol::CallDaemon(loaded_->config.socket_path, protocol::EncodeDaemonRequest(request));
+}
+
 std::string HumanBytes(uint64_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   double v = static_cast<double>(bytes);
@@ -99,12 +104,9 @@ int FollowWorkload(CliContext& ctx, const std::string& id, const std::string& pa
     }
     fflush(stdout);
   };
-  const Config* cfg = ctx.config();
-  if (cfg == nullptr) return ctx.exit_code();
   for (;;) {
     drain();
-    auto r = protocol::CallDaemon(cfg->socket_path, protocol::EncodeDaemonRequest(RequestOf(
-                                                        protocol::DaemonOp::kInspect, id)));
+    auto r = ctx.Ask(RequestOf(protocol::DaemonOp::kInspect, id));
     if (!r.has_value()) {
       ctx.Fail(r.error());
       return 1;

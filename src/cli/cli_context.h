@@ -38,6 +38,8 @@ class CliContext {
   // failure (exit_code() then says how to exit).
   std::optional<protocol::Message> Call(const protocol::DaemonRequest& request,
                                         bool show_progress = true);
+  // Calls the daemon without a word: the reply, or the error (a bad config's too).
+  Result<protocol::Message> Ask(const protocol::DaemonRequest& request) const;
 
   void Fail(const Status& status);
   int exit_code() const { return exit_code_; }

@@ -42,7 +42,7 @@ enum class ChildStep : int32_t {
 struct ChildReport {
   ChildStep step;
   int32_t err;
-  int32_t pid;
+  int32_t pid;  // kPid only
 };
 
 // Everything the child reads, built before the fork.
@@ -87,7 +87,7 @@ std::string PathOf(const std::vector<std::string>& env) {
 }
 
 [[noreturn]] void Fail(const Plan& plan, ChildStep step) {
-  ChildReport r{step, errno, static_cast<int32_t>(::getpid())};
+  ChildReport r{step, errno, 0};
   if (::write(plan.report, &r, sizeof r) < 0) {
   }
   ::_exit(127);
@@ -249,11 +249,8 @@ Result<pid_t> Start(const Command& command) {
   report_w.Reset();
 
   pid_t program_pid = pid;
-  if (command.detached) {
-    // The intermediate child reports the program's pid and exits at once.
-    CEDANA_ASSIGN_OR_RETURN(Exit intermediate, Wait(pid));
-    (void)intermediate;
-  }
+  // The intermediate child of a detached program reports the program's pid and exits at once.
+  if (command.detached) CEDANA_RETURN_IF_ERROR(Wait(pid));
   for (;;) {
     ChildReport r{};
     ssize_t n = ::read(report_r.get(), &r, sizeof r);

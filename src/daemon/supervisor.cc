@@ -348,8 +348,8 @@ Result<SupervisorStarted> LaunchSupervisor(const WorkloadRecords& records, const
   shim.detached = true;
   Result<pid_t> started = subprocess::Start(shim);
   if (!started.has_value())
-    return Status(started.error().code(), fmt::format("workload {}: starting the supervisor: {}",
-                                                      id, started.error().message()));
+    return Status(started.error())
+        .WithContext(fmt::format("workload {}: starting the supervisor", id));
   report_w.Reset();
 
   protocol::MessageReader reader(report_r.get());

@@ -134,9 +134,7 @@ Result<criu_resp> ReceiveResponse(int sock, std::chrono::steady_clock::time_poin
 // Reaps CRIU; kills it first when `kill_first`.
 void Reap(pid_t pid, bool kill_first) {
   if (kill_first) ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  (void)subprocess::Wait(pid);
 }
 
 // CRIU's error lines, without the RLIMIT_NOFILE complaint it prints on every run here.
@@ -328,22 +326,12 @@ Result<std::string> FindCriuBinary(const std::string& configured) {
     if (IsExecutable(configured)) return configured;
     return NotFoundError("criu binary " + configured + " (criu.binary) is not executable");
   }
-  std::vector<std::string> candidates;
-  if (const char* path = ::getenv("PATH")) {
-    std::string p = path;
-    for (size_t start = 0; start <= p.size();) {
-      size_t end = p.find(':', start);
-      if (end == std::string::npos) end = p.size();
-      if (end > start) candidates.push_back(p.substr(start, end - start) + "/criu");
-      start = end + 1;
-    }
-  }
-  candidates.push_back("/usr/local/bin/criu");
-  candidates.push_back("/usr/local/sbin/criu");
-  candidates.push_back("/opt/cedana/criu/sbin/criu");
-  candidates.push_back("/usr/sbin/criu");
-  for (const auto& c : candidates)
-    if (IsExecutable(c)) return c;
+  // Our PATH first, then where scripts/setup.sh and Debian put it.
+  const char* path = ::getenv("PATH");
+  std::string dirs = std::string(path != nullptr ? path : "") +
+                     ":/usr/local/bin:/usr/local/sbin:/opt/cedana/criu/sbin:/usr/sbin";
+  if (Result<std::string> found = subprocess::FindProgram("criu", dirs); found.has_value())
+    return found;
   return NotFoundError(
       "criu not found in PATH, /usr/local/bin or /opt/cedana/criu/sbin; run scripts/setup.sh "
       "or set criu.binary (CEDANA_CRIU_BINARY)");

@@ -191,9 +191,7 @@ std::optional<int64_t> Checkpoint(const std::string& socket, const std::string& 
                                   const char* reason, bool leave_running, int64_t deadline_ms,
                                   JobLog& log) {
   auto started = std::chrono::steady_clock::now();
-  protocol::DaemonRequest req;
-  req.op = protocol::DaemonOp::kDump;
-  req.id = id;
+  protocol::DaemonRequest req = protocol::RequestOf(protocol::DaemonOp::kDump, id);
   req.leave_running = leave_running;
   req.reason = reason;
   req.deadline_ms = deadline_ms;
@@ -238,8 +236,7 @@ int RunAttach(const std::vector<std::string>& argv) {
   const std::string socket = loaded->config.socket_path;
 
   std::error_code ec;
-  protocol::DaemonRequest req;
-  req.op = protocol::DaemonOp::kRun;
+  protocol::DaemonRequest req = protocol::RequestOf(protocol::DaemonOp::kRun);
   req.argv = argv;
   req.env = JobEnvironment();
   req.cwd = std::filesystem::current_path(ec).string();
@@ -330,9 +327,7 @@ int RunAttach(const std::vector<std::string>& argv) {
     if (g_term && checkpointed) return 0;
     if (int sig = g_forward; sig != 0) {
       g_forward = 0;
-      protocol::DaemonRequest kill;
-      kill.op = protocol::DaemonOp::kKill;
-      kill.id = id;
+      protocol::DaemonRequest kill = protocol::RequestOf(protocol::DaemonOp::kKill, id);
       kill.signal_number = sig;
       if (auto f = protocol::CallDaemon(socket, protocol::EncodeDaemonRequest(kill));
           !f.has_value())
@@ -395,10 +390,8 @@ int RunAttach(const std::vector<std::string>& argv) {
     const auto now = std::chrono::steady_clock::now();
     if (!checkpointed && (gone || workload_fd < 0 || now >= next_inspect)) {
       next_inspect = now + kInspectEvery;
-      protocol::DaemonRequest inspect;
-      inspect.op = protocol::DaemonOp::kInspect;
-      inspect.id = id;
-      auto w = protocol::CallDaemon(socket, protocol::EncodeDaemonRequest(inspect));
+      auto w = protocol::CallDaemon(socket, protocol::EncodeDaemonRequest(protocol::RequestOf(
+                                                protocol::DaemonOp::kInspect, id)));
       if (w.has_value()) {
         std::string status = (*w)["workload"].value("status", "");
         if (status == "exited" || status == "failed") return (*w)["workload"].value("exit_code", 1);

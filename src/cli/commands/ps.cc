@@ -44,11 +44,8 @@ namespace {
 // running), at most `timeout_s` seconds. The status it ended in, or the error.
 Result<std::string> WaitUntilEnded(CliContext& ctx, const std::string& id, int timeout_s) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-  const Config* config = ctx.config();
-  if (config == nullptr) return ctx.loaded().error();
   for (;;) {
-    auto r = protocol::CallDaemon(config->socket_path, protocol::EncodeDaemonRequest(RequestOf(
-                                                           protocol::DaemonOp::kInspect, id)));
+    auto r = ctx.Ask(RequestOf(protocol::DaemonOp::kInspect, id));
     if (!r.has_value()) return r.error();
     std::string status = (*r)["workload"].value("status", "");
     if (status != "running" && status != "starting") return status;
