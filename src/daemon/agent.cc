@@ -5,8 +5,7 @@
 #include "common/checkpoint_reason.h"
 #include "common/log.h"
 #include "common/version.h"
-#include "daemon/dump_job.h"
-#include "daemon/restore_job.h"
+#include "daemon/checkpointer.h"
 #include "daemon/slurm_job_registry.h"
 #include "protocol/controller_client.h"
 
@@ -141,7 +140,7 @@ void Agent::RunOperation(const nlohmann::json& op) {
       Caller root{0, 0, 0};
       // No deadline: a policy's or a maintenance move's dump waits for the preemptions'.
       DumpQueue::Slot slot = node_.dump_queue().Enter(DemandOf(node_, options, 0), {});
-      Result<DumpOutcome> out = RunDump(node_, root, options, progress);
+      Result<DumpOutcome> out = Checkpointer(node_).Dump(root, options, progress);
       if (out.has_value()) {
         slot.Succeeded();
         done["checkpoint_id"] = out->manifest.id;
@@ -161,7 +160,7 @@ void Agent::RunOperation(const nlohmann::json& op) {
       RestoreOptions options;
       options.checkpoint_id = op.value("checkpoint_id", "");
       Caller owner{*uid, 0, 0};
-      Result<RestoreOutcome> out = RunRestore(node_, owner, options, progress);
+      Result<RestoreOutcome> out = Checkpointer(node_).Restore(owner, options, progress);
       if (out.has_value()) {
         done["checkpoint_id"] = out->checkpoint_id;
         log::Info("agent: operation {}: restored checkpoint {} as workload {}", id,

@@ -1,8 +1,9 @@
-// DumpJob: checkpoints a managed workload (or any process tree by pid): CRIU dump into a local
-// images dir, pack into compressed streams in the checkpoint store, commit the manifest last,
-// apply retention. Rollback guarantees: a failed dump leaves the workload running and thawed,
-// and leaves no committed checkpoint behind; a managed workload's failed or refused dump is
-// recorded as its notice (WorkloadRecords::SaveNotice) for the jobs list.
+// What a dump (Checkpointer::Dump, daemon/checkpointer.h) takes and gives. It checkpoints a
+// managed workload (or any process tree by pid): CRIU's images go into compressed streams in the
+// checkpoint store (daemon/dump_images.h), the manifest is committed last, retention follows.
+// Rollback guarantees: a failed dump leaves the workload running and thawed, and leaves no
+// committed checkpoint behind; a managed workload's failed or refused dump is recorded as its
+// notice (WorkloadRecords::SaveNotice) for the jobs list.
 #pragma once
 
 #include <sys/types.h>
@@ -43,9 +44,5 @@ std::string DumpImagesName(const std::string& checkpoint_id);
 // What a dump of `o` asks of the node, for its place in the dump queue (daemon/dump_queue.h).
 // deadline_ms: when SLURM ends the job, unix ms; 0 = none.
 DumpDemand DemandOf(Node& node, const DumpOptions& o, int64_t deadline_ms);
-
-// Callers hold a slot of node.dump_queue() around it.
-Result<DumpOutcome> RunDump(Node& node, const Caller& caller, const DumpOptions& options,
-                            const DumpProgress& progress);
 
 }  // namespace cedana::daemon

@@ -15,9 +15,8 @@
 #include "common/unix_time.h"
 #include "common/version.h"
 #include "daemon/caller_files.h"
-#include "daemon/dump_job.h"
+#include "daemon/checkpointer.h"
 #include "daemon/mpi_scratch.h"
-#include "daemon/restore_job.h"
 #include "daemon/slurm_job_registry.h"
 #include "daemon/supervisor.h"
 #include "engine/process_tree.h"
@@ -171,7 +170,7 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
     o.restart_count = restart_count;
     o.owner_pid = req.owner_pid;
     o.callers_own_only = true;
-    Result<RestoreOutcome> r = RunRestore(node, caller, o, {});
+    Result<RestoreOutcome> r = Checkpointer(node).Restore(caller, o, {});
     if (r.has_value())
       return Message{{"id", r->workload_id},
                      {"pid", r->pid},
@@ -217,8 +216,7 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
         spec.id, {"started fresh: no checkpoint of label " + spec.label + " could be restored (" +
                       restore_error + ")",
                   NowMs()});
-  Result<SupervisorStarted> started =
-      LaunchSupervisor(node.records(), spec.id, node.self_exe(), 30);
+  Result<SupervisorStarted> started = node.launcher().Launch(node.records(), spec.id, 30);
   if (!started.has_value()) {
     (void)node.records().Remove(spec.id);
     RemoveMpiScratchIfEmpty(spec.mpi_scratch_dir);
@@ -267,7 +265,7 @@ Result<Message> HandleKill(Node& node, const Caller& caller, const DaemonRequest
   if (sig == SIGKILL) {
     if (::kill(state.pid, SIGKILL) != 0) return ErrnoStatus(errno, "killing workload " + id);
   } else {
-    engine::SignalTree(state.pid, sig);
+    node.processes().SignalTree(state.pid, sig);
   }
   return Message{{"id", id}, {"signal", sig}};
 }
@@ -369,7 +367,7 @@ Result<Message> HandleDump(Node& node, const Caller& caller, const DaemonRequest
   o.waited_ms = slot.waited_ms();
   CEDANA_ASSIGN_OR_RETURN(
       DumpOutcome out,
-      RunDump(node, caller, o, [&](const std::string& phase, uint64_t d, uint64_t t) {
+      Checkpointer(node).Dump(caller, o, [&](const std::string& phase, uint64_t d, uint64_t t) {
         send({{"type", "progress"}, {"phase", phase}, {"done", d}, {"total", t}});
       }));
   slot.Succeeded();
@@ -393,7 +391,7 @@ Result<Message> HandleRestore(Node& node, const Caller& caller, const DaemonRequ
   CEDANA_RETURN_IF_ERROR(CheckOutputPath(caller, o.stderr_path));
   CEDANA_ASSIGN_OR_RETURN(
       RestoreOutcome out,
-      RunRestore(node, caller, o, [&](const std::string& phase, uint64_t d, uint64_t t) {
+      Checkpointer(node).Restore(caller, o, [&](const std::string& phase, uint64_t d, uint64_t t) {
         send({{"type", "progress"}, {"phase", phase}, {"done", d}, {"total", t}});
       }));
   return Message{{"id", out.workload_id},
@@ -460,9 +458,9 @@ Result<Message> HandleRequest(Node& node, const Caller& caller, const Message& r
   switch (req.op) {
     case DaemonOp::kPing:
       return Message{{"version", kVersion},
-                     {"criu", node.criu().settings().binary},
+                     {"criu", node.engine().settings().binary},
                      {"criu_version", node.criu_version()},
-                     {"no_breakpoints", node.criu().settings().no_breakpoints},
+                     {"no_breakpoints", node.engine().settings().no_breakpoints},
                      {"checkpoint_dir", node.config().checkpoint_dir}};
     case DaemonOp::kRun: return HandleRun(node, caller, req);
     case DaemonOp::kPs: return HandlePs(node, caller);

@@ -6,12 +6,11 @@
 
 namespace cedana::daemon {
 
-Node::Node(Config config, engine::CriuClient criu, std::string cluster_key, std::string self_exe,
-           std::string hostname, std::string criu_version)
+Node::Node(Config config, NodeSeams seams, std::string cluster_key, std::string hostname,
+           std::string criu_version)
     : config_(std::move(config)),
-      criu_(std::move(criu)),
+      seams_(std::move(seams)),
       cluster_key_(std::move(cluster_key)),
-      self_exe_(std::move(self_exe)),
       hostname_(std::move(hostname)),
       criu_version_(std::move(criu_version)),
       records_(config_.state_dir),
@@ -22,7 +21,7 @@ Node::Node(Config config, engine::CriuClient criu, std::string cluster_key, std:
                    HalfOfAvailableMemory}) {}
 
 Result<std::unique_ptr<storage::CheckpointStore>> Node::OpenStore(const std::string& dir) const {
-  return storage::OpenStore(dir.empty() ? config_.checkpoint_dir : dir, config_);
+  return seams_.open_store(dir.empty() ? config_.checkpoint_dir : dir);
 }
 
 std::optional<engine::RunAs> Node::CriuIdentityFor(uid_t owner, gid_t gid) const {

@@ -1,10 +1,12 @@
-// Node: what every request handler of the node daemon shares: the frozen config, the CRIU
-// client, the cluster key, the workload records, the connection caps and the dump queue. Built
-// once in daemon start-up, then read-only apart from the locks, caps and queue. Thread-safe.
+// Node: what every request handler of the node daemon shares: the frozen config, the seams to
+// the system (CRIU, the processes, the supervisor), the cluster key, the workload records, the
+// connection caps and the dump queue. Built once in daemon start-up (unit tests build one with
+// fakes in temporary dirs), then read-only apart from the locks, caps and queue. Thread-safe.
 #pragma once
 
 #include <sys/types.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,7 +21,9 @@
 #include "daemon/dump_queue.h"
 #include "daemon/slurm_job_registry.h"
 #include "daemon/workload.h"
-#include "engine/criu_client.h"
+#include "daemon/workload_launcher.h"
+#include "engine/checkpoint_engine.h"
+#include "engine/process_control.h"
 #include "storage/checkpoint_store.h"
 
 namespace cedana::daemon {
@@ -32,15 +36,26 @@ struct Caller {
   bool IsRoot() const { return uid == 0; }
 };
 
+// The parts of a node that act on the system: real in the daemon, fakes in unit tests.
+struct NodeSeams {
+  std::unique_ptr<const engine::CheckpointEngine> engine;  // CRIU (engine::CriuClient)
+  std::unique_ptr<engine::ProcessControl> processes;       // engine::HostProcesses
+  std::unique_ptr<const WorkloadLauncher> launcher;        // SupervisorLauncher
+  // The store at a checkpoint dir or bucket URL (storage::OpenStore).
+  std::function<Result<std::unique_ptr<storage::CheckpointStore>>(const std::string& location)>
+      open_store;
+};
+
 class Node {
  public:
-  Node(Config config, engine::CriuClient criu, std::string cluster_key, std::string self_exe,
-       std::string hostname, std::string criu_version);
+  Node(Config config, NodeSeams seams, std::string cluster_key, std::string hostname,
+       std::string criu_version);
 
   const Config& config() const { return config_; }
-  const engine::CriuClient& criu() const { return criu_; }
+  const engine::CheckpointEngine& engine() const { return *seams_.engine; }
+  engine::ProcessControl& processes() const { return *seams_.processes; }
+  const WorkloadLauncher& launcher() const { return *seams_.launcher; }
   const std::string& cluster_key() const { return cluster_key_; }
-  const std::string& self_exe() const { return self_exe_; }
   const std::string& hostname() const { return hostname_; }
   const std::string& criu_version() const { return criu_version_; }
   const WorkloadRecords& records() const { return records_; }
@@ -71,9 +86,8 @@ class Node {
 
  private:
   const Config config_;
-  const engine::CriuClient criu_;
+  const NodeSeams seams_;
   const std::string cluster_key_;
-  const std::string self_exe_;
   const std::string hostname_;
   const std::string criu_version_;
   const WorkloadRecords records_;

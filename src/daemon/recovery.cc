@@ -13,8 +13,6 @@
 #include "daemon/caller_files.h"
 #include "daemon/dump_job.h"
 #include "daemon/dump_journal.h"
-#include "engine/network_lock.h"
-#include "engine/process_tree.h"
 
 namespace cedana::daemon {
 namespace {
@@ -22,12 +20,11 @@ namespace {
 void RecoverDump(Node& node, const DumpIntent& d) {
   // The tree is ours only while its pid still names the process the dump began with.
   const bool alive =
-      d.pid > 0 && d.pid_start != 0 && engine::ProcessStartTime(d.pid) == d.pid_start;
+      d.pid > 0 && d.pid_start != 0 && node.processes().StartTime(d.pid) == d.pid_start;
   if (alive) {
-    auto deadline = std::chrono::steady_clock::now() + node.criu().settings().timeout;
+    auto deadline = std::chrono::steady_clock::now() + node.engine().settings().timeout;
     // A CRIU that outlived its daemon still traces the tree: let it finish its step.
-    while (engine::StatusNumber(d.pid, "TracerPid").value_or(0) != 0 &&
-           std::chrono::steady_clock::now() < deadline)
+    while (node.processes().Traced(d.pid) && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   Result<std::unique_ptr<storage::CheckpointStore>> store = node.OpenStore("");
@@ -54,7 +51,7 @@ void RecoverDump(Node& node, const DumpIntent& d) {
   if (committed && !d.leave_running) {
     if (!d.workload_id.empty())
       (void)node.records().SaveEnd(d.workload_id, WorkloadEnd{d.checkpoint_id});
-    if (alive) engine::SignalTree(d.pid, SIGKILL);
+    if (alive) node.processes().SignalTree(d.pid, SIGKILL);
     end_dumping();
     log::Warn(
         "recovery: the daemon stopped after checkpoint {} of {} was committed; finished its "
@@ -66,11 +63,11 @@ void RecoverDump(Node& node, const DumpIntent& d) {
     // CRIU left the stopped tree's TCP sockets in repair mode and locked: undone first.
     const std::string dump_log =
         node.config().work_dir + "/" + DumpImagesName(d.checkpoint_id) + "/dump.log";
-    if (Status s = engine::UndoLeftLock(dump_log, d.pid); !s.ok())
+    if (Status s = node.processes().UndoNetworkLock(dump_log, d.pid); !s.ok())
       log::Warn("recovery: checkpoint {}: undoing CRIU's network lock: {}", d.checkpoint_id,
                 s.ToString());
   }
-  int continued = alive && !d.leave_running ? engine::SignalTree(d.pid, SIGCONT) : 0;
+  int continued = alive && !d.leave_running ? node.processes().SignalTree(d.pid, SIGCONT) : 0;
   end_dumping();
   log::Warn("recovery: the daemon stopped during checkpoint {} of {}{}; {}", d.checkpoint_id, what,
             committed ? " (committed, leave-running)" : ", which was removed",
@@ -85,7 +82,7 @@ void RecoverRestores(Node& node) {
     if (!fs::Exists(marker)) continue;
     Result<WorkloadState> state = node.records().LoadState(id);
     if (state.has_value() && state->status == WorkloadStatus::kRunning && state->pid > 0)
-      engine::SignalTree(state->pid, SIGKILL);
+      node.processes().SignalTree(state->pid, SIGKILL);
     ::unlink(marker.c_str());
     log::Warn(
         "recovery: the daemon stopped during the streamed restore of workload {}, before "

@@ -1,16 +1,14 @@
-#include "daemon/restore_job.h"
-
-#include <fcntl.h>
+// Checkpointer::Restore: finds the candidates (a checkpoint by id, or a label's newest first),
+// then one RestoreAttempt per candidate until one restores; a streamed attempt that CRIU failed
+// on is tried once more after a full unpack.
 #include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <mutex>
 #include <set>
-#include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -19,21 +17,18 @@
 #include "common/hex.h"
 #include "common/log.h"
 #include "common/scope_exit.h"
-#include "common/unique_fd.h"
 #include "daemon/caller_files.h"
+#include "daemon/checkpointer.h"
 #include "daemon/lineage_recorder.h"
 #include "daemon/mpi_scratch.h"
+#include "daemon/restore_images.h"
 #include "daemon/slurm_spool.h"
 #include "daemon/supervisor.h"
 #include "daemon/tcp_policy.h"
-#include "engine/image_serve.h"
-#include "engine/process_tree.h"
 #include "engine/time_wait.h"
 #include "image/catalog.h"
 #include "image/image_creds.h"
 #include "image/lineage.h"
-#include "image/pack.h"
-#include "image/streamed_unpack.h"
 #include "slurm/slurm_install.h"
 
 namespace cedana::daemon {
@@ -100,117 +95,10 @@ Result<std::string> PutBackSlurmScript(const Node& node, const image::Manifest& 
   return path;
 }
 
-// CRIU restores each process on its own core. With more processes than cores it keeps them all
-// busy, and an unpack beside it only slows it down: streaming adds a copy through a pipe and
-// gains nothing (1 GiB in 8 processes on 2 cores, 5 restores each: 4.5 s streamed, 4.2 s
-// unpacked first, medians). Counted from the heads (pagemap-<id>.img, one per process with
-// memory); not more than the cores, as a job script and its `sleep`, still streams.
-bool CriuUsesEveryCore(const std::string& images_dir) {
-  auto names = fs::ListDir(images_dir);
-  if (!names.has_value()) return false;
-  unsigned processes = 0;
-  for (const std::string& n : *names)
-    if (n.rfind("pagemap-", 0) == 0) ++processes;
-  return processes > std::max(1u, std::thread::hardware_concurrency());
-}
-
-// Unpacks `m` into images_dir. With `streaming` and a checkpoint that allows it, returns the
-// unpack still under way once every image but the pages is written and verified (CRIU may
-// start); else null once everything is unpacked and verified.
-Result<std::unique_ptr<image::StreamedUnpack>> Unpack(storage::CheckpointStore& store,
-                                                      const storage::CheckpointRef& ref,
-                                                      const image::Manifest& m,
-                                                      const std::string& images_dir, bool streaming,
-                                                      const image::ProgressFn& progress) {
-  if (streaming) {
-    auto started = image::StreamedUnpack::Start(store, ref, m, images_dir, progress);
-    if (started.has_value()) {
-      std::unique_ptr<image::StreamedUnpack> streamed = std::move(started).value();
-      if (Status heads = streamed->WaitForHeads(); !heads.ok()) {
-        streamed->Cancel();
-        (void)streamed->Finish();
-        return heads;
-      }
-      if (!CriuUsesEveryCore(images_dir)) return streamed;
-      CEDANA_RETURN_IF_ERROR(streamed->Finish());
-      return nullptr;  // all unpacked: a plain restore follows
-    }
-    if (started.error().code() != Code::kFailedPrecondition) return started.error();
-  }
-  CEDANA_RETURN_IF_ERROR(image::UnpackToImagesDir(store, ref, m, images_dir, progress));
-  return nullptr;
-}
-
-// The images of a streamed restore, served to CRIU with the file-system identity the unpack
-// writes them with.
-class ServedImages : public engine::ImageSource {
- public:
-  ServedImages(image::StreamedUnpack* unpack, uid_t uid, gid_t gid)
-      : unpack_(unpack), uid_(uid), gid_(gid) {}
-  Result<bool> Has(const std::string& name) override {
-    AsFileUser as(uid_, gid_);
-    return unpack_->Has(name);
-  }
-  Status Send(const std::string& name, int pipe_fd) override {
-    AsFileUser as(uid_, gid_);
-    return unpack_->Send(name, pipe_fd);
-  }
-
- private:
-  image::StreamedUnpack* unpack_;
-  uid_t uid_;
-  gid_t gid_;
-};
-
-// Verifies, unpacks and restores one checkpoint. The images dir is removed in every case.
-// With `streaming` a checkpoint that allows it (stream heads) is restored while it is unpacked;
-// `*streaming_failed` then says that CRIU failed in a streamed restore.
-Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, const Candidate& c,
-                                  const RestoreOptions& o, const RestoreProgress& progress,
-                                  bool streaming, bool* streaming_failed) {
-  const auto& [ref, m] = c;
-  CEDANA_RETURN_IF_ERROR(image::VerifyManifest(m, node.cluster_key()));
-  const auto began = std::chrono::steady_clock::now();
-  const Config& cfg = node.config();
-  const std::string images_name = "restore-" + m.id + "-" + NewId("");
-  const std::string images_dir = cfg.work_dir + "/" + images_name;
-  node.ClaimWorkDir(images_name);
-  ScopeExit remove_images([&] {
-    (void)fs::RemoveTree(images_dir);
-    node.ReleaseWorkDir(images_name);
-  });
-  CEDANA_RETURN_IF_ERROR(fs::MakeDirs(images_dir, 0700));
-  // Unprivileged mode: the owner's CRIU reads the images, and the checkpoint files are read with
-  // the owner's file-system identity (root_squash NFS).
-  const bool as_owner = node.RunsAsOwner(m.owner_uid);
-  if (as_owner && ::chown(images_dir.c_str(), m.owner_uid, m.owner_gid) != 0)
-    return ErrnoStatus(errno, "giving the images dir " + images_dir + " to " + m.owner);
-  // A streamed restore's unpack reports from its threads while this one goes on.
-  std::mutex progress_mu;
-  auto say = [&](const std::string& phase, uint64_t d, uint64_t t) {
-    std::lock_guard<std::mutex> lock(progress_mu);
-    if (progress) progress(phase, d, t);
-  };
-  image::ProgressFn unpack_progress = [&](uint64_t d, uint64_t t) { say("unpacking", d, t); };
-  const auto [store_uid, store_gid] = node.StoreIdentityFor(m.owner_uid, m.owner_gid);
-  std::unique_ptr<image::StreamedUnpack> streamed;
-  {
-    AsFileUser as(store_uid, store_gid);  // the unpack's threads inherit it
-    CEDANA_ASSIGN_OR_RETURN(streamed,
-                            Unpack(store, ref, m, images_dir, streaming, unpack_progress));
-  }
-  // From here a failure stops what is still being unpacked.
-  ScopeExit stop_unpack([&] {
-    if (!streamed) return;
-    streamed->Cancel();
-    (void)streamed->Finish();
-  });
-  const auto unpacked = std::chrono::steady_clock::now();
-  // Also checked at dump; again here for checkpoints made before that check existed: CRIU
-  // would recreate whatever credentials the images hold (D8).
-  CEDANA_RETURN_IF_ERROR(image::CheckImagesOwnedBy(images_dir, m.owner_uid, m.owner_gid))
-      << "checkpoint " << m.id << " refused";
-
+// The workload a checkpoint is restored as: what the checkpoint recorded, with the request's
+// output paths, job and restart count, and the node's CRIU settings.
+Result<WorkloadSpec> RestoredSpec(const Node& node, const image::Manifest& m,
+                                  const RestoreOptions& o, const std::string& images_dir) {
   WorkloadSpec spec;
   spec.id = NewId("wl-");
   spec.label = m.label;
@@ -233,28 +121,100 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   spec.dumped_stderr_ino = m.workload.value("stderr_ino", uint64_t{0});
   CEDANA_ASSIGN_OR_RETURN(TcpMode tcp, ParseTcpModeName(m.workload.value("tcp", "")));
   spec.restore_tcp = TcpModeName(tcp);
-  // OpenMPI's files are where the restored processes look for them: the same directory, made
-  // again on a node that has none (daemon/mpi_scratch.h).
   spec.mpi_scratch_dir = m.workload.value("mpi_scratch_dir", "");
-  if (!spec.mpi_scratch_dir.empty()) {
-    if (!IsMpiScratchDir(spec.mpi_scratch_dir))
-      return InvalidArgumentError(
-          fmt::format("checkpoint {} names {} for OpenMPI's files, which is no directory "
-                      "the node daemon makes",
-                      m.id, spec.mpi_scratch_dir));
-    CEDANA_RETURN_IF_ERROR(PrepareMpiScratch(spec.mpi_scratch_dir, spec.uid, spec.gid))
-        << "restoring checkpoint " << m.id;
-  }
-  spec.criu_binary = node.criu().settings().binary;
-  spec.criu_timeout_seconds = static_cast<int>(node.criu().settings().timeout.count());
-  spec.criu_no_breakpoints = node.criu().settings().no_breakpoints;
+  if (!spec.mpi_scratch_dir.empty() && !IsMpiScratchDir(spec.mpi_scratch_dir))
+    return InvalidArgumentError(
+        fmt::format("checkpoint {} names {} for OpenMPI's files, which is no directory "
+                    "the node daemon makes",
+                    m.id, spec.mpi_scratch_dir));
+  const engine::CriuSettings& criu = node.engine().settings();
+  spec.criu_binary = criu.binary;
+  spec.criu_timeout_seconds = static_cast<int>(criu.timeout.count());
+  spec.criu_no_breakpoints = criu.no_breakpoints;
   spec.owner_pid = o.owner_pid;
-  spec.unprivileged = as_owner;
-  spec.streamed_restore = streamed != nullptr;
+  spec.unprivileged = node.RunsAsOwner(m.owner_uid);
   // The owner's groups now: CRIU opens the images' files with them (and runs with them in
   // unprivileged mode), so a restore opens only what the owner could open at this moment.
   if (m.owner_uid != 0) spec.groups = GroupsOf(m.owner_uid, m.owner_gid);
-  CEDANA_ASSIGN_OR_RETURN(std::string placed_script, PutBackSlurmScript(node, m, &spec));
+  return spec;
+}
+
+// One attempt at restoring one checkpoint, with one way of reading its images
+// (daemon/restore_images.h). Steps: verify the manifest, unpack (until CRIU may start), check
+// credentials, record the workload, launch its supervisor (which has CRIU restore it), and for a
+// streamed restore verify the rest before the tree runs. The images dir is removed in every
+// case; a workload record is removed unless the restore succeeded.
+class RestoreAttempt {
+ public:
+  RestoreAttempt(Node& node, storage::CheckpointStore& store, const Candidate& candidate,
+                 const RestoreOptions& options, const RestoreProgress& progress)
+      : node_(node), store_(store), c_(candidate), o_(options), progress_(progress) {}
+
+  // `streaming`: StreamedIfPossible, else UnpackedFirst.
+  Result<RestoreOutcome> Run(bool streaming);
+  // CRIU failed in a streamed restore: after a full unpack it may work (a plain restore
+  // verifies every stream before CRIU starts, so damaged data fails there, and anything the
+  // streamed restore alone cannot do works).
+  bool criu_failed_streamed() const { return criu_failed_streamed_; }
+
+ private:
+  Node& node_;
+  storage::CheckpointStore& store_;
+  const Candidate& c_;
+  const RestoreOptions& o_;
+  const RestoreProgress& progress_;
+  bool criu_failed_streamed_ = false;
+};
+
+Result<RestoreOutcome> RestoreAttempt::Run(bool streaming) {
+  const auto& [ref, m] = c_;
+  CEDANA_RETURN_IF_ERROR(image::VerifyManifest(m, node_.cluster_key()));
+  const auto began = std::chrono::steady_clock::now();
+  const std::string images_name = "restore-" + m.id + "-" + NewId("");
+  const std::string images_dir = node_.config().work_dir + "/" + images_name;
+  node_.ClaimWorkDir(images_name);
+  ScopeExit remove_images([&] {
+    (void)fs::RemoveTree(images_dir);
+    node_.ReleaseWorkDir(images_name);
+  });
+  CEDANA_RETURN_IF_ERROR(fs::MakeDirs(images_dir, 0700));
+  // Unprivileged mode: the owner's CRIU reads the images, and the checkpoint files are read with
+  // the owner's file-system identity (root_squash NFS).
+  const bool as_owner = node_.RunsAsOwner(m.owner_uid);
+  if (as_owner && ::chown(images_dir.c_str(), m.owner_uid, m.owner_gid) != 0)
+    return ErrnoStatus(errno, "giving the images dir " + images_dir + " to " + m.owner);
+  CEDANA_ASSIGN_OR_RETURN(WorkloadSpec spec, RestoredSpec(node_, m, o_, images_dir));
+
+  // Unpack. A streamed restore's unpack reports from its threads while this one goes on.
+  std::mutex progress_mu;
+  auto say = [&](const std::string& phase, uint64_t d, uint64_t t) {
+    std::lock_guard<std::mutex> lock(progress_mu);
+    if (progress_) progress_(phase, d, t);
+  };
+  RestoreImagesSetup setup;
+  setup.store = &store_;
+  setup.ref = ref;
+  setup.manifest = &m;
+  setup.images_dir = images_dir;
+  std::tie(setup.store_uid, setup.store_gid) = node_.StoreIdentityFor(m.owner_uid, m.owner_gid);
+  setup.progress = [&](uint64_t d, uint64_t t) { say("unpacking", d, t); };
+  std::unique_ptr<RestoreImages> images =
+      streaming ? StreamedIfPossible(std::move(setup)) : UnpackedFirst(std::move(setup));
+  CEDANA_RETURN_IF_ERROR(images->Unpack());
+  spec.streamed_restore = images->streamed();
+  const auto unpacked = std::chrono::steady_clock::now();
+
+  // Check credentials: also checked at dump; again here for checkpoints made before that check
+  // existed: CRIU would recreate whatever credentials the images hold (docs/security.md, D8).
+  CEDANA_RETURN_IF_ERROR(image::CheckImagesOwnedBy(images_dir, m.owner_uid, m.owner_gid))
+      << "checkpoint " << m.id << " refused";
+
+  // Record the workload, with what CRIU needs in place: OpenMPI's files where the restored
+  // processes look for them (daemon/mpi_scratch.h), the batch script at its old path.
+  if (!spec.mpi_scratch_dir.empty())
+    CEDANA_RETURN_IF_ERROR(PrepareMpiScratch(spec.mpi_scratch_dir, spec.uid, spec.gid))
+        << "restoring checkpoint " << m.id;
+  CEDANA_ASSIGN_OR_RETURN(std::string placed_script, PutBackSlurmScript(node_, m, &spec));
   ScopeExit remove_script([&] {
     // CRIU has the file open in the restored bash now (or failed): the path may go.
     if (!placed_script.empty()) {
@@ -262,11 +222,14 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
       ::rmdir(std::filesystem::path(placed_script).parent_path().c_str());
     }
   });
-  CEDANA_RETURN_IF_ERROR(node.records().Create(spec));
-  if (streamed)
+  CEDANA_RETURN_IF_ERROR(node_.records().Create(spec));
+  bool keep_record = false;
+  ScopeExit remove_record([&] {
+    if (!keep_record) (void)node_.records().Remove(spec.id);
+  });
+  if (images->streamed())
     CEDANA_RETURN_IF_ERROR(
-        fs::WriteFileAtomic(node.records().VerifyingMarker(spec.id), m.id, 0600));
-
+        fs::WriteFileAtomic(node_.records().VerifyingMarker(spec.id), m.id, 0600));
   // The tree's own connections closed shortly before the checkpoint may hold its ports in
   // TIME_WAIT, and CRIU could not bind them (engine/time_wait.h).
   if (Result<int> ended = engine::EndTimeWait(m.workload.value("tcp_ports", std::set<uint16_t>{}));
@@ -275,60 +238,53 @@ Result<RestoreOutcome> RestoreOne(Node& node, storage::CheckpointStore& store, c
   else if (*ended > 0)
     log::Info("restore: checkpoint {}: ended {} TIME_WAIT sockets on its TCP ports", m.id, *ended);
 
+  // Launch.
   say("restoring", 0, 0);
-  std::unique_ptr<ServedImages> served;
-  std::unique_ptr<engine::ImageServe> server;
-  if (streamed) {
-    served = std::make_unique<ServedImages>(streamed.get(), store_uid, store_gid);
+  if (images->streamed()) {
     std::optional<std::pair<uid_t, gid_t>> criu_user;
     if (as_owner) criu_user.emplace(m.owner_uid, m.owner_gid);
-    CEDANA_ASSIGN_OR_RETURN(server,
-                            engine::ImageServe::Listen(images_dir, criu_user, served.get()));
+    CEDANA_RETURN_IF_ERROR(images->Serve(criu_user));
   }
   Result<SupervisorStarted> started =
-      LaunchSupervisor(node.records(), spec.id, node.self_exe(), spec.criu_timeout_seconds + 30);
+      node_.launcher().Launch(node_.records(), spec.id, spec.criu_timeout_seconds + 30);
   if (!started.has_value()) {
-    (void)node.records().Remove(spec.id);
-    // A plain restore tries again: it verifies every stream before CRIU starts, so damaged
-    // data fails there, and anything the streamed restore alone cannot do works.
-    *streaming_failed = streamed != nullptr;
-    if (!streamed) return started.error();
+    criu_failed_streamed_ = images->streamed();
     // An unpack that stopped by itself (an altered stream) is why CRIU found no more data.
-    if (Status unpack = streamed->Failure(); !unpack.ok())
+    if (Status unpack = images->Failure(); !unpack.ok())
       return unpack.WithContext("streamed restore stopped before CRIU could finish");
-    streamed->Cancel();  // ends the sends still waiting for pages
     return started.error();
   }
-  if (streamed) {
-    // CRIU left the tree stopped; it runs only once every byte CRIU read is verified.
+
+  // Verify the rest (streamed): CRIU left the tree stopped; it runs only once every byte CRIU
+  // read is verified.
+  if (images->streamed()) {
     (void)FaultAt("restore:unverified");  // a pause only: the tree below must be dealt with
-    Status verified = streamed->Finish();
-    server->Stop();
-    if (!verified.ok()) {
-      engine::SignalTree(started->pid, SIGKILL);
+    if (Status verified = images->Verified(); !verified.ok()) {
+      node_.processes().SignalTree(started->pid, SIGKILL);
       // Nothing half-restored stays behind: once the supervisor has seen the kill and exited,
       // the workload's record goes too.
-      (void)engine::WaitUntilGone(started->supervisor_pid, std::chrono::seconds(10));
-      (void)node.records().Remove(spec.id);
+      (void)node_.processes().WaitUntilGone(started->supervisor_pid, std::chrono::seconds(10));
       return verified.WithContext("restored workload " + spec.id + " killed before it ran");
     }
-    engine::SignalTree(started->pid, SIGCONT);
-    ::unlink(node.records().VerifyingMarker(spec.id).c_str());
+    node_.processes().SignalTree(started->pid, SIGCONT);
+    ::unlink(node_.records().VerifyingMarker(spec.id).c_str());
   }
+  keep_record = true;
   // "unpack": verifying and unpacking the streams, and the rest of "total" is mostly CRIU's;
   // "streamed, heads": until CRIU could start, and "total" includes the rest of the unpack.
   auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
   log::Info("restore: checkpoint {} restored as workload {} (pid {}, {} {} ms, total {} ms)", m.id,
-            spec.id, started->pid, streamed ? "streamed, heads" : "unpack", ms(unpacked - began),
-            ms(std::chrono::steady_clock::now() - began));
+            spec.id, started->pid, spec.streamed_restore ? "streamed, heads" : "unpack",
+            ms(unpacked - began), ms(std::chrono::steady_clock::now() - began));
   return RestoreOutcome{spec.id,  started->pid,     m.id, m.duration_ms, m.created_at_ms,
                         m.reason, spec.stdout_path, {}};
 }
 
 }  // namespace
 
-Result<RestoreOutcome> RunRestore(Node& node, const Caller& caller, const RestoreOptions& options,
-                                  const RestoreProgress& progress) {
+Result<RestoreOutcome> Checkpointer::Restore(const Caller& caller, const RestoreOptions& options,
+                                             const RestoreProgress& progress) {
+  Node& node = node_;
   if (options.checkpoint_id.empty() == options.label.empty())
     return InvalidArgumentError("give either a checkpoint id or --label, not both or neither");
   CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(options.dir));
@@ -346,14 +302,13 @@ Result<RestoreOutcome> RunRestore(Node& node, const Caller& caller, const Restor
   std::vector<std::string> skipped;
   Status last;
   for (const auto& c : candidates) {
-    bool streaming_failed = false;
-    Result<RestoreOutcome> r =
-        RestoreOne(node, *store, c, options, progress, true, &streaming_failed);
-    if (!r.has_value() && streaming_failed) {
+    RestoreAttempt streamed(node, *store, c, options, progress);
+    Result<RestoreOutcome> r = streamed.Run(true);
+    if (!r.has_value() && streamed.criu_failed_streamed()) {
       log::Warn("restore: streamed restore of {} failed ({}); restoring it after a full unpack",
                 c.second.id, r.error().ToString());
       Status streamed_error = r.error();
-      r = RestoreOne(node, *store, c, options, progress, false, &streaming_failed);
+      r = RestoreAttempt(node, *store, c, options, progress).Run(false);
       // The first failure is the one that says why (a retry may only find the failed attempt's
       // pids not yet free).
       if (!r.has_value())

@@ -1,6 +1,7 @@
-// RestoreJob: finds a checkpoint (by id, or the newest good one of a label), verifies its MAC
-// and every stream's checksum while unpacking into a local images dir (CRIU sees no byte that
-// was not verified), and has a new supervisor restore it. With a label, a checkpoint that fails
+// What a restore (Checkpointer::Restore, daemon/checkpointer.h) takes and gives. It finds a
+// checkpoint (by id, or the newest good one of a label), verifies its MAC and every stream's
+// checksum while unpacking into a local images dir (CRIU sees no byte that was not verified),
+// and has a new supervisor restore it. With a label, a checkpoint that fails
 // verification or restore is skipped and the next older one is tried; nothing is deleted.
 #pragma once
 
@@ -39,8 +40,5 @@ struct RestoreOutcome {
 
 using RestoreProgress =
     std::function<void(const std::string& phase, uint64_t done, uint64_t total)>;
-
-Result<RestoreOutcome> RunRestore(Node& node, const Caller& caller, const RestoreOptions& options,
-                                  const RestoreProgress& progress);
 
 }  // namespace cedana::daemon

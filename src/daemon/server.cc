@@ -32,6 +32,7 @@
 #include "daemon/recovery.h"
 #include "daemon/thread_group.h"
 #include "engine/breakpoint_probe.h"
+#include "engine/criu_client.h"
 #include "image/manifest.h"
 #include "protocol/client.h"
 #include "protocol/daemon_request.h"
@@ -183,7 +184,14 @@ int RunDaemon(const Config& config) {
 
   Result<UniqueFd> listener = Listen(config.socket_path);
   if (!listener.has_value()) return fail(listener.error());
-  Node node(config, std::move(criu).value(), *key, SelfExe(), NodeName(config), *criu_version);
+  NodeSeams seams;
+  seams.engine = std::make_unique<engine::CriuClient>(std::move(criu).value());
+  seams.processes = std::make_unique<engine::HostProcesses>();
+  seams.launcher = std::make_unique<SupervisorLauncher>(SelfExe());
+  seams.open_store = [config](const std::string& location) {
+    return storage::OpenStore(location, config);
+  };
+  Node node(config, std::move(seams), *key, NodeName(config), *criu_version);
   RecoverInterruptedOperations(node);
 
   int running = 0;
@@ -195,7 +203,7 @@ int RunDaemon(const Config& config) {
   log::Info(
       "daemon: cedana {} listening on {} (criu {} at {}, no-breakpoints {}, {} running "
       "workloads found)",
-      kVersion, config.socket_path, *criu_version, node.criu().settings().binary,
+      kVersion, config.socket_path, *criu_version, node.engine().settings().binary,
       *no_breakpoints ? "on" : "off", running);
 
   // Declared after node: stopped before node goes.

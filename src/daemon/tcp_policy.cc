@@ -56,8 +56,9 @@ Result<TcpDecision> DecideTcp(const std::vector<engine::TcpConnection>& connecti
       engine::FormatEndpoint(first_outside->remote), engine::FormatEndpoint(first_outside->local)));
 }
 
-Result<TcpDecision> DecideTcpForTree(pid_t root, OutsideTcp outside, bool criu_unprivileged) {
-  Result<engine::TreeTcp> sockets = engine::ReadTreeTcp(root);
+Result<TcpDecision> DecideTcpForTree(engine::ProcessControl& processes, pid_t root,
+                                     OutsideTcp outside, bool criu_unprivileged) {
+  Result<engine::TreeTcp> sockets = processes.ReadTcp(root);
   if (!sockets.has_value())
     return sockets.error().WithContext(fmt::format("listing the TCP sockets of pid {}", root));
   Result<TcpDecision> decided = DecideTcp(sockets->connections, outside);

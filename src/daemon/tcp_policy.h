@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "engine/process_control.h"
 #include "engine/tcp_connections.h"
 
 namespace cedana::daemon {
@@ -43,6 +44,7 @@ Result<TcpDecision> DecideTcp(const std::vector<engine::TcpConnection>& connecti
 // ports. With
 // `criu_unprivileged` (CRIU runs as the owner, without the right to set the network lock) a
 // tree whose connections would be restored established is refused.
-Result<TcpDecision> DecideTcpForTree(pid_t root, OutsideTcp outside, bool criu_unprivileged);
+Result<TcpDecision> DecideTcpForTree(engine::ProcessControl& processes, pid_t root,
+                                     OutsideTcp outside, bool criu_unprivileged);
 
 }  // namespace cedana::daemon
