@@ -73,11 +73,13 @@ class FakeEngine : public engine::CheckpointEngine {
     dumps_++;
     for (const auto& [name, bytes] : FakeImages(task_uid_)) {
       if (fail_ && name == "pages-1.img") return InternalError("criu: dump failed (fake)");
-      if (name == "stats-dump" && write_until_refused_) CEDANA_RETURN_IF_ERROR(WriteUntilRefused(receiver));
+      if (name == "stats-dump" && write_until_refused_)
+        CEDANA_RETURN_IF_ERROR(WriteUntilRefused(receiver));
       Result<int> file = receiver->Open(name);
       if (!file.has_value()) return InternalError("criu: image streamer went away");
       for (size_t at = 0; at < bytes.size(); at += 64 << 10)
-        if (!receiver->Write(*file, bytes.data() + at, std::min<size_t>(64 << 10, bytes.size() - at))
+        if (!receiver
+                 ->Write(*file, bytes.data() + at, std::min<size_t>(64 << 10, bytes.size() - at))
                  .ok())
           return InternalError("criu: image streamer went away");
       if (!receiver->Close(*file).ok()) return InternalError("criu: image streamer went away");
@@ -115,7 +117,10 @@ class FakeEngine : public engine::CheckpointEngine {
 class FakeProcesses : public engine::ProcessControl {
  public:
   int SignalTree(pid_t root, int sig) override {
-    Record(fmt::format("{} {}", sig == SIGCONT ? "SIGCONT" : sig == SIGKILL ? "SIGKILL" : "signal",
+    Record(fmt::format("{} {}",
+                       sig == SIGCONT   ? "SIGCONT"
+                       : sig == SIGKILL ? "SIGKILL"
+                                        : "signal",
                        root));
     return 1;
   }
@@ -231,8 +236,7 @@ class CheckpointerTest : public ::testing::TestWithParam<bool> {
       return Result<std::unique_ptr<storage::CheckpointStore>>(
           std::make_unique<Shared>(store.get()));
     };
-    node_ = std::make_unique<Node>(config, std::move(seams), std::string(32, 'k'), "node-a",
-                                   "4.1");
+    node_ = std::make_unique<Node>(config, std::move(seams), std::string(32, 'k'), "node-a", "4.1");
     RecordWorkload();
   }
 
@@ -309,15 +313,14 @@ class CheckpointerTest : public ::testing::TestWithParam<bool> {
     Result<std::string> ReadManifest(const storage::CheckpointRef& r) override {
       return s_->ReadManifest(r);
     }
-    Status WriteLineage(const std::string& o, const std::string& l,
-                        const std::string& j) override {
+    Status WriteLineage(const std::string& o, const std::string& l, const std::string& j) override {
       return s_->WriteLineage(o, l, j);
     }
     Result<std::string> ReadLineage(const std::string& o, const std::string& l) override {
       return s_->ReadLineage(o, l);
     }
-    Result<std::vector<storage::CheckpointRef>> List(
-        const std::optional<std::string>& o, const std::optional<std::string>& l) override {
+    Result<std::vector<storage::CheckpointRef>> List(const std::optional<std::string>& o,
+                                                     const std::optional<std::string>& l) override {
       return s_->List(o, l);
     }
     Result<std::vector<storage::CheckpointRef>> ListUncommitted() override {
@@ -384,9 +387,9 @@ TEST_P(CheckpointerTest, StoreFailsMidStream) {
   // a block back until the end).
   Result<DumpOutcome> out = Dump(false, "none");
   ASSERT_FALSE(out.has_value());
-  EXPECT_NE(out.error().message().find("checkpoint dir " + node_->config().checkpoint_dir +
-                                       " is full"),
-            std::string::npos)
+  EXPECT_NE(
+      out.error().message().find("checkpoint dir " + node_->config().checkpoint_dir + " is full"),
+      std::string::npos)
       << out.error().ToString();
   EXPECT_EQ(Committed() + Uncommitted(), 0u);
   EXPECT_EQ(processes_->actions(), GetParam() ? Actions{} : Actions{"SIGCONT " + Pid(kPid)});
@@ -528,8 +531,8 @@ TEST_P(CheckpointerTest, RestoreThatCannotLaunchLeavesNoRecord) {
 // finished (recorded as checkpointed, then killed).
 TEST_P(CheckpointerTest, RecoveryAfterTheDaemonStoppedMidDump) {
   const DumpJournal journal(node_->config().state_dir);
-  DumpIntent intent{"ck-half", UserName(kOwner), kLabel, kWorkload, kPid, kPidStart, kOwner,
-                    kOwner,    false};
+  DumpIntent intent{"ck-half", UserName(kOwner), kLabel, kWorkload, kPid,
+                    kPidStart, kOwner,           kOwner, false};
   ASSERT_TRUE(journal.Begin(intent).ok());
   storage::CheckpointRef half{intent.owner, kLabel, intent.checkpoint_id};
   ASSERT_TRUE(store_->CheckWritable(intent.owner).ok());

@@ -137,8 +137,8 @@ class Streamed : public DumpImages {
       // The pack's threads are created here and inherit this file-system identity; CRIU and
       // the image streamer's thread (the local images dir) do not.
       AsFileUser as_owner(setup_.store_uid, setup_.store_gid);
-      CEDANA_ASSIGN_OR_RETURN(pack_, image::StreamingPack::Start(*setup_.store, setup_.ref,
-                                                                 std::move(options)));
+      CEDANA_ASSIGN_OR_RETURN(
+          pack_, image::StreamingPack::Start(*setup_.store, setup_.ref, std::move(options)));
     }
     PackReceiver receiver(pack_.get(), setup_.images_dir);
     if (Status s = engine.DumpStreaming(request, &receiver); !s.ok()) {

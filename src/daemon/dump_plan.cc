@@ -78,8 +78,7 @@ std::string KernelRelease() {
 
 }  // namespace
 
-Result<DumpTarget> ResolveDumpTarget(const Node& node, const Caller& caller,
-                                     const DumpOptions& o) {
+Result<DumpTarget> ResolveDumpTarget(const Node& node, const Caller& caller, const DumpOptions& o) {
   CEDANA_ASSIGN_OR_RETURN(DumpTarget t, o.workload_id.empty()
                                             ? ProcessTarget(caller, o.pid)
                                             : WorkloadTarget(node, caller, o.workload_id));

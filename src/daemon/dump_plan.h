@@ -46,7 +46,7 @@ struct DumpPlan {
   storage::CheckpointRef ref;
   int streams = 1;
   OutsideTcp outside_tcp = OutsideTcp::kRefuse;
-  bool streaming = false;  // checkpoint.streaming: CRIU's images go to the store as written
+  bool streaming = false;   // checkpoint.streaming: CRIU's images go to the store as written
   std::string images_name;  // in the work dir (Node::ClaimWorkDir)
   std::string images_dir;
   std::optional<engine::RunAs> criu_identity;  // unprivileged mode: the owner

@@ -25,8 +25,8 @@ class DumpRollback {
   DumpRollback& operator=(const DumpRollback&) = delete;
 
   // What `images` may have put into `store` under `ref` is deleted, as the store's identity.
-  void DeleteStored(DumpImages* images, storage::CheckpointStore* store,
-                    storage::CheckpointRef ref, uid_t store_uid, gid_t store_gid);
+  void DeleteStored(DumpImages* images, storage::CheckpointStore* store, storage::CheckpointRef ref,
+                    uid_t store_uid, gid_t store_gid);
   // The tree rooted at `root` was left stopped; `dump_log` names CRIU's network lock, if any.
   void ContinueTree(pid_t root, bool network_locked, std::string dump_log);
   void Committed() { committed_ = true; }

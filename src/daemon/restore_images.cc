@@ -71,16 +71,16 @@ class Images : public RestoreImages {
       }
       if (started.error().code() != Code::kFailedPrecondition) return started.error();
     }
-    return image::UnpackToImagesDir(*setup_.store, setup_.ref, *setup_.manifest,
-                                    setup_.images_dir, setup_.progress);
+    return image::UnpackToImagesDir(*setup_.store, setup_.ref, *setup_.manifest, setup_.images_dir,
+                                    setup_.progress);
   }
 
   bool streamed() const override { return unpack_ != nullptr; }
 
   Status Serve(std::optional<std::pair<uid_t, gid_t>> criu_user) override {
     served_ = std::make_unique<ServedImages>(unpack_.get(), setup_.store_uid, setup_.store_gid);
-    CEDANA_ASSIGN_OR_RETURN(server_,
-                            engine::ImageServe::Listen(setup_.images_dir, criu_user, served_.get()));
+    CEDANA_ASSIGN_OR_RETURN(
+        server_, engine::ImageServe::Listen(setup_.images_dir, criu_user, served_.get()));
     return OkStatus();
   }
 
