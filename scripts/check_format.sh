@@ -15,7 +15,7 @@ done
 cd "$ROOT"
 command -v clang-format >/dev/null ||
   { echo "check_format: clang-format is not installed (apt-get install clang-format; scripts/setup.sh does)" >&2; exit 1; }
-mapfile -t files < <(git ls-files '*.cc' '*.h' '*.c' 2>/dev/null || find src plugins tests bench -name '*.cc' -o -name '*.h' -o -name '*.c')
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cc' '*.h' '*.c' 2>/dev/null || find src plugins tests bench -name '*.cc' -o -name '*.h' -o -name '*.c')
 if [ "$fix" = 1 ]; then
   clang-format -i --style=file "${files[@]}"
   echo "check_format: ${#files[@]} files formatted"
