@@ -5,25 +5,21 @@
 // believes a job proxy's job id only when it matches this registration (docs/security.md, D5).
 //
 // Thin by rule (docs/architecture.md, "Code conventions"): one short unix-socket exchange with a
-// hard deadline, so slurmd's launch thread waits at most kDeadline; any failure is logged and the
-// job launches anyway (the proxy then runs it unmanaged and says why in the job's output). Every
-// other hook of the task plugin API is a no-op: SLURM requires them all to be present.
+// hard deadline (daemon_registration.h), so slurmd's launch thread waits at most kDeadline; any
+// failure is logged and the job launches anyway (the proxy then runs it unmanaged and says why in
+// the job's output). Every other hook of the task plugin API is a no-op: SLURM requires them all to
+// be present.
 //
 // Unlike the SPANK, job_submit and cli_filter plugins this one needs SLURM's internal headers
 // (batch_job_launch_msg_t) and a configured source tree's config.h: scripts/setup.sh fetches
 // and configures the installed slurm-wlm's source (CEDANA_SLURM_SOURCE_ROOT).
-#include <poll.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "hook_guard.h"
+#include "task/daemon_registration.h"
 
 extern "C" {
 #include "config.h"
@@ -60,66 +56,12 @@ bool IsTrue(const char* v) {
   return v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0);
 }
 
-// Milliseconds left until `deadline`, at least 0.
-int MsLeft(std::chrono::steady_clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - std::chrono::steady_clock::now());
-  return left.count() > 0 ? static_cast<int>(left.count()) : 0;
-}
-
-// Sends one request line and reads the result line, all within kDeadline. "" on success,
-// otherwise what went wrong.
-std::string Exchange(const std::string& socket_path, const std::string& request) {
-  auto deadline = std::chrono::steady_clock::now() + kDeadline;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (socket_path.size() >= sizeof addr.sun_path) return "socket path too long: " + socket_path;
-  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (fd < 0) return std::string("socket: ") + std::strerror(errno);
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
-    return "cannot reach the node daemon at " + socket_path + ": " + std::strerror(errno);
-  size_t sent = 0;
-  while (sent < request.size()) {
-    pollfd p{fd, POLLOUT, 0};
-    if (::poll(&p, 1, MsLeft(deadline)) <= 0)
-      return "the node daemon did not take the request in time";
-    ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-    if (n < 0 && errno != EAGAIN && errno != EINTR)
-      return std::string("send: ") + std::strerror(errno);
-    if (n > 0) sent += static_cast<size_t>(n);
-  }
-  std::string reply;
-  while (reply.find('\n') == std::string::npos) {
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, MsLeft(deadline)) <= 0) return "the node daemon did not answer in time";
-    char buf[512];
-    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-    if (n == 0) return "the node daemon closed the connection";
-    if (n < 0 && errno != EAGAIN && errno != EINTR)
-      return std::string("recv: ") + std::strerror(errno);
-    if (n > 0) reply.append(buf, static_cast<size_t>(n));
-    if (reply.size() > 64 * 1024) return "the node daemon's answer is too long";
-  }
-  reply.resize(reply.find('\n'));
-  // The result is {"type":"result","ok":true,...}; an error carries "error":"...".
-  if (reply.find("\"ok\":true") != std::string::npos) return "";
-  return "the node daemon refused: " + reply;
-}
-
 int BatchRequest(batch_job_launch_msg_t* req) {
   if (!req || !IsTrue(EnvValue(req->environment, req->envc, "CEDANA_ENABLE"))) return SLURM_SUCCESS;
   const char* env_socket = std::getenv("CEDANA_DAEMON_SOCKET");
   std::string socket_path = env_socket && *env_socket ? env_socket : kDefaultSocket;
-  // Only numbers go into the request: nothing from the job reaches it unescaped.
-  std::string request = "{\"v\":1,\"op\":\"slurm_job_start\",\"job_id\":\"" +
-                        std::to_string(req->job_id) + "\",\"uid\":" + std::to_string(req->uid) +
-                        "}\n";
-  std::string error = Exchange(socket_path, request);
+  std::string error =
+      cedana::plugins::RegisterBatchJob(socket_path, req->job_id, req->uid, kDeadline);
   if (error.empty())
     slurm_info("%s: job %u of uid %u registered with the node daemon", kPrefix, req->job_id,
                req->uid);

@@ -106,20 +106,19 @@ int FollowWorkload(CliContext& ctx, const std::string& id, const std::string& pa
   };
   for (;;) {
     drain();
-    auto r = ctx.Ask(RequestOf(protocol::DaemonOp::kInspect, id));
-    if (!r.has_value()) {
-      ctx.Fail(r.error());
+    auto w = ctx.Ask(RequestOf(protocol::DaemonOp::kInspect, id), protocol::ParseInspectReply);
+    if (!w.has_value()) {
+      ctx.Fail(w.error());
       return 1;
     }
-    const auto& w = (*r)["workload"];
-    std::string status = w.value("status", "");
+    const std::string& status = w->status;
     if (status != "running" && status != "starting") {
       drain();
       if (status == "checkpointed") {
         std::fprintf(stderr, "cedana: workload %s was checkpointed and stopped\n", id.c_str());
         return 0;
       }
-      return w.value("exit_code", 1);
+      return status.empty() ? 1 : w->exit_code;  // empty: its records are unreadable
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }

@@ -12,6 +12,7 @@
 
 #include "common/config.h"
 #include "protocol/client.h"
+#include "protocol/daemon_reply.h"
 #include "protocol/daemon_request.h"
 
 namespace cedana::cli {
@@ -38,8 +39,29 @@ class CliContext {
   // failure (exit_code() then says how to exit).
   std::optional<protocol::Message> Call(const protocol::DaemonRequest& request,
                                         bool show_progress = true);
+  // Call, then the reply in its typed form (protocol/daemon_reply.h): a reply that does not
+  // parse fails the command as a refused call does.
+  template <typename Reply>
+  std::optional<Reply> Call(const protocol::DaemonRequest& request,
+                            Result<Reply> (*parse)(const protocol::Message&),
+                            bool show_progress = true) {
+    std::optional<protocol::Message> reply = Call(request, show_progress);
+    if (!reply) return std::nullopt;
+    Result<Reply> typed = parse(*reply);
+    if (!typed.has_value()) {
+      Fail(typed.error().WithContext("reading the node daemon's reply"));
+      return std::nullopt;
+    }
+    return std::move(typed).value();
+  }
   // Calls the daemon without a word: the reply, or the error (a bad config's too).
   Result<protocol::Message> Ask(const protocol::DaemonRequest& request) const;
+  template <typename Reply>
+  Result<Reply> Ask(const protocol::DaemonRequest& request,
+                    Result<Reply> (*parse)(const protocol::Message&)) const {
+    if (!loaded_.has_value()) return loaded_.error();
+    return protocol::CallDaemon(loaded_->config.socket_path, request, parse);
+  }
 
   void Fail(const Status& status);
   int exit_code() const { return exit_code_; }

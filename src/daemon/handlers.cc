@@ -22,6 +22,7 @@
 #include "engine/process_tree.h"
 #include "image/catalog.h"
 #include "image/lineage.h"
+#include "protocol/daemon_reply.h"
 
 namespace cedana::daemon {
 namespace {
@@ -30,27 +31,27 @@ using protocol::DaemonOp;
 using protocol::DaemonRequest;
 using protocol::Message;
 
-Message WorkloadJson(Node& node, const std::string& id) {
-  Message j = {{"id", id}};
+protocol::WorkloadInfo WorkloadInfoOf(const Node& node, const std::string& id) {
+  protocol::WorkloadInfo w;
+  w.id = id;
   auto spec = node.records().LoadSpec(id);
   auto state = node.records().LoadState(id);
-  if (!spec.has_value() || !state.has_value()) return j;
-  std::string status = StatusName(state->status);
+  if (!spec.has_value() || !state.has_value()) return w;
+  w.status = StatusName(state->status);
   // end.json is written just before a committed dump kills the workload.
-  if (node.records().LoadEnd(id).has_value()) status = "checkpointed";
-  j.update({{"label", spec->label},
-            {"status", status},
-            {"pid", state->pid},
-            {"uid", spec->uid},
-            {"user", UserName(spec->uid)},
-            {"argv", spec->argv},
-            {"exit_code", state->exit_code},
-            {"error", state->error},
-            {"started_at_ms", state->started_at_ms},
-            {"stdout_path", spec->stdout_path},
-            {"restored_from", spec->restored_from},
-            {"job_id", spec->job_id}});
-  return j;
+  if (node.records().LoadEnd(id).has_value()) w.status = "checkpointed";
+  w.label = spec->label;
+  w.pid = state->pid;
+  w.uid = spec->uid;
+  w.user = UserName(spec->uid);
+  w.argv = spec->argv;
+  w.exit_code = state->exit_code;
+  w.error = state->error;
+  w.started_at_ms = state->started_at_ms;
+  w.stdout_path = spec->stdout_path;
+  w.restored_from = spec->restored_from;
+  w.job_id = spec->job_id;
+  return w;
 }
 
 // Request fields a non-root caller could use to make root act outside that caller's reach.
@@ -97,11 +98,22 @@ Status CheckOutputPath(const Caller& caller, const std::string& path) {
 
 // What the node's site allows a job proxy at its job's time limit (docs/slurm.md, "Time
 // limits"): from the daemon's config, which a job's environment cannot change.
-Message TimeLimitPolicy(const Node& node) {
+protocol::TimeLimitGrant TimeLimitPolicy(const Node& node) {
   const Config& c = node.config();
-  return Message{{"requeue", c.slurm_requeue_on_timeout},
-                 {"max_restarts", c.slurm_max_restarts},
-                 {"margin_seconds", c.slurm_timeout_margin_seconds}};
+  return {c.slurm_requeue_on_timeout, c.slurm_max_restarts, c.slurm_timeout_margin_seconds};
+}
+
+protocol::StartedWorkload RestoredWorkload(const RestoreOutcome& r) {
+  protocol::StartedWorkload w;
+  w.id = r.workload_id;
+  w.pid = r.pid;
+  w.stdout_path = r.stdout_path;
+  w.checkpoint_id = r.checkpoint_id;
+  w.checkpoint_created_at_ms = r.checkpoint_created_at_ms;
+  w.checkpoint_duration_ms = r.checkpoint_duration_ms;
+  w.checkpoint_reason = r.checkpoint_reason;
+  w.skipped = r.skipped;
+  return w;
 }
 
 // SLURM_RESTART_COUNT in a job's environment: how often it was requeued before this run (SLURM
@@ -171,17 +183,12 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
     o.owner_pid = req.owner_pid;
     o.callers_own_only = true;
     Result<RestoreOutcome> r = Checkpointer(node).Restore(caller, o, {});
-    if (r.has_value())
-      return Message{{"id", r->workload_id},
-                     {"pid", r->pid},
-                     {"label", o.label},
-                     {"stdout_path", r->stdout_path},
-                     {"restored_from", r->checkpoint_id},
-                     {"checkpoint_duration_ms", r->checkpoint_duration_ms},
-                     {"checkpoint_created_at_ms", r->checkpoint_created_at_ms},
-                     {"checkpoint_reason", r->checkpoint_reason},
-                     {"skipped", r->skipped},
-                     {"time_limit", TimeLimitPolicy(node)}};
+    if (r.has_value()) {
+      protocol::StartedWorkload w = RestoredWorkload(*r);
+      w.label = o.label;
+      w.time_limit = TimeLimitPolicy(node);
+      return protocol::EncodeReply(w);
+    }
     if (image::IsFinishedRun(r.error())) fresh_reason = r.error().message();
     else if (r.error().code() != Code::kNotFound) restore_error = r.error().message();
   }
@@ -222,30 +229,34 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
     RemoveMpiScratchIfEmpty(spec.mpi_scratch_dir);
     return started.error();
   }
-  return Message{{"id", spec.id},
-                 {"pid", started->pid},
-                 {"label", spec.label},
-                 {"stdout_path", spec.stdout_path},
-                 {"restore_error", restore_error},
-                 {"fresh_reason", fresh_reason},
-                 {"time_limit", TimeLimitPolicy(node)}};
+  protocol::StartedWorkload w;
+  w.id = spec.id;
+  w.pid = started->pid;
+  w.label = spec.label;
+  w.stdout_path = spec.stdout_path;
+  w.restore_error = restore_error;
+  w.fresh_reason = fresh_reason;
+  w.time_limit = TimeLimitPolicy(node);
+  return protocol::EncodeReply(w);
 }
 
 Result<Message> HandlePs(Node& node, const Caller& caller) {
   CEDANA_ASSIGN_OR_RETURN(auto ids, node.records().List());
-  Message list = Message::array();
+  protocol::WorkloadList list;
   for (const auto& id : ids) {
-    Message w = WorkloadJson(node, id);
-    if (caller.IsRoot() || w.value("uid", 0u) == caller.uid) list.push_back(std::move(w));
+    protocol::WorkloadInfo w = WorkloadInfoOf(node, id);
+    // A workload whose records cannot be read is listed to root only.
+    if (caller.IsRoot() || (!w.status.empty() && w.uid == caller.uid))
+      list.workloads.push_back(std::move(w));
   }
-  return Message{{"workloads", list}};
+  return protocol::EncodeReply(list);
 }
 
 Result<Message> HandleInspect(Node& node, const Caller& caller, const DaemonRequest& req) {
   const std::string& id = req.id;
   CEDANA_ASSIGN_OR_RETURN(WorkloadSpec spec, node.records().LoadSpec(id));
   CEDANA_RETURN_IF_ERROR(CheckOwner(caller, spec.uid, "workload " + id));
-  return Message{{"workload", WorkloadJson(node, id)}};
+  return protocol::EncodeReply(WorkloadInfoOf(node, id));
 }
 
 Result<Message> HandleKill(Node& node, const Caller& caller, const DaemonRequest& req) {
@@ -267,26 +278,28 @@ Result<Message> HandleKill(Node& node, const Caller& caller, const DaemonRequest
   } else {
     node.processes().SignalTree(state.pid, sig);
   }
-  return Message{{"id", id}, {"signal", sig}};
+  return protocol::EncodeReply(protocol::Signalled{id, sig});
 }
 
-Message ManifestSummary(const image::Manifest& m) {
-  return {{"id", m.id},
-          {"label", m.label},
-          {"owner", m.owner},
-          {"owner_uid", m.owner_uid},
-          {"created_at_ms", m.created_at_ms},
-          {"duration_ms", m.duration_ms},
-          {"reason", m.reason},
-          {"restart_count", m.restart_count},
-          {"frozen_ms", m.frozen_ms},
-          {"stored_bytes", m.StoredBytes()},
-          {"images_bytes", m.images_bytes},
-          {"codec", std::string(image::CodecName(m.codec))},
-          {"streams", m.streams.size()},
-          {"node", m.node},
-          {"job_id", m.job_id},
-          {"workload_id", m.workload_id}};
+protocol::CheckpointSummary SummaryOf(const image::Manifest& m) {
+  protocol::CheckpointSummary c;
+  c.id = m.id;
+  c.label = m.label;
+  c.owner = m.owner;
+  c.owner_uid = m.owner_uid;
+  c.created_at_ms = m.created_at_ms;
+  c.duration_ms = m.duration_ms;
+  c.reason = m.reason;
+  c.restart_count = m.restart_count;
+  c.frozen_ms = m.frozen_ms;
+  c.stored_bytes = m.StoredBytes();
+  c.images_bytes = m.images_bytes;
+  c.codec = std::string(image::CodecName(m.codec));
+  c.streams = static_cast<int>(m.streams.size());
+  c.node = m.node;
+  c.job_id = m.job_id;
+  c.workload_id = m.workload_id;
+  return c;
 }
 
 // `dump --pid P` of a process the daemon manages: P the root of a running workload is that
@@ -371,9 +384,9 @@ Result<Message> HandleDump(Node& node, const Caller& caller, const DaemonRequest
         send({{"type", "progress"}, {"phase", phase}, {"done", d}, {"total", t}});
       }));
   slot.Succeeded();
-  Message summary = ManifestSummary(out.manifest);
-  summary["location"] = out.location;
-  return Message{{"checkpoint", summary}};
+  protocol::CheckpointSummary summary = SummaryOf(out.manifest);
+  summary.location = out.location;
+  return protocol::EncodeReply(summary);
 }
 
 Result<Message> HandleRestore(Node& node, const Caller& caller, const DaemonRequest& req,
@@ -394,11 +407,7 @@ Result<Message> HandleRestore(Node& node, const Caller& caller, const DaemonRequ
       Checkpointer(node).Restore(caller, o, [&](const std::string& phase, uint64_t d, uint64_t t) {
         send({{"type", "progress"}, {"phase", phase}, {"done", d}, {"total", t}});
       }));
-  return Message{{"id", out.workload_id},
-                 {"pid", out.pid},
-                 {"checkpoint_id", out.checkpoint_id},
-                 {"stdout_path", out.stdout_path},
-                 {"skipped", out.skipped}};
+  return protocol::EncodeReply(RestoredWorkload(out));
 }
 
 Result<Message> HandleCheckpoints(Node& node, const Caller& caller, const DaemonRequest& req) {
@@ -411,18 +420,19 @@ Result<Message> HandleCheckpoints(Node& node, const Caller& caller, const Daemon
   if (!caller.IsRoot()) owner = UserName(caller.uid);
   if (!req.label.empty()) label = req.label;
   CEDANA_ASSIGN_OR_RETURN(auto manifests, image::ListManifests(*store, owner, label));
-  Message list = Message::array();
+  protocol::CheckpointList list;
+  list.dir = store->Describe();
   image::LineageEnds ends(*store);
   for (const auto& m : manifests) {
-    Message s = ManifestSummary(m);
-    s["state"] = image::VerifyManifest(m, node.cluster_key()).ok() ? "good" : "unverified";
+    protocol::CheckpointSummary s = SummaryOf(m);
+    s.state = image::VerifyManifest(m, node.cluster_key()).ok() ? "good" : "unverified";
     // "finished": made by a run that has ended by itself (not resumed by label any more).
-    s["run"] = image::OfFinishedRun(m.created_at_ms, ends.OrOpen(m.owner, m.label, "checkpoints"))
-                   ? "finished"
-                   : "open";
-    list.push_back(std::move(s));
+    s.run = image::OfFinishedRun(m.created_at_ms, ends.OrOpen(m.owner, m.label, "checkpoints"))
+                ? "finished"
+                : "open";
+    list.checkpoints.push_back(std::move(s));
   }
-  return Message{{"checkpoints", list}, {"dir", store->Describe()}};
+  return protocol::EncodeReply(list);
 }
 
 Result<Message> HandleDeleteCheckpoint(Node& node, const Caller& caller, const DaemonRequest& req) {
@@ -435,7 +445,7 @@ Result<Message> HandleDeleteCheckpoint(Node& node, const Caller& caller, const D
   CEDANA_RETURN_IF_ERROR(
       CheckOwner(caller, found.second.owner_uid, "checkpoint " + found.second.id));
   CEDANA_RETURN_IF_ERROR(store->Delete(found.first));
-  return Message{{"deleted", found.second.id}};
+  return protocol::EncodeReply(protocol::Deleted{found.second.id});
 }
 
 // From task_cedana.so inside slurmd, which runs as root: "slurmd is launching job J of uid U".
@@ -446,7 +456,7 @@ Result<Message> HandleSlurmJobStart(Node& node, const Caller& caller, const Daem
   uid_t uid = req.uid;
   CEDANA_RETURN_IF_ERROR(node.slurm_jobs().Register(job_id, uid));
   log::Info("slurm: job {} of {} registered by slurmd", job_id, UserName(uid));
-  return Message{{"job_id", job_id}, {"uid", uid}};
+  return protocol::EncodeReply(protocol::SlurmJobRegistered{job_id, uid});
 }
 
 }  // namespace
@@ -457,11 +467,9 @@ Result<Message> HandleRequest(Node& node, const Caller& caller, const Message& r
   CEDANA_ASSIGN_OR_RETURN(DaemonRequest req, protocol::ParseDaemonRequest(request));
   switch (req.op) {
     case DaemonOp::kPing:
-      return Message{{"version", kVersion},
-                     {"criu", node.engine().settings().binary},
-                     {"criu_version", node.criu_version()},
-                     {"no_breakpoints", node.engine().settings().no_breakpoints},
-                     {"checkpoint_dir", node.config().checkpoint_dir}};
+      return protocol::EncodeReply(protocol::DaemonInfo{
+          kVersion, node.engine().settings().binary, node.criu_version(),
+          node.engine().settings().no_breakpoints, node.config().checkpoint_dir});
     case DaemonOp::kRun: return HandleRun(node, caller, req);
     case DaemonOp::kPs: return HandlePs(node, caller);
     case DaemonOp::kKill: return HandleKill(node, caller, req);

@@ -11,6 +11,7 @@
 #include "common/checkpoint_streams.h"
 #include "common/job_id.h"
 #include "common/label.h"
+#include "protocol/field_reader.h"
 
 namespace cedana::protocol {
 namespace {
@@ -32,79 +33,6 @@ constexpr std::array<std::pair<DaemonOp, std::string_view>, 10> kOpNames = {{
 constexpr int kMaxSignal = 64;
 // uid_t's all-ones value is (uid_t)-1, "no user" to chown and setresuid: never a real owner.
 constexpr uint64_t kNoUid = std::numeric_limits<uid_t>::max();
-
-// Typed reads of optional fields: absent leaves *out unchanged; present with another type or
-// out of range is kInvalidArgument naming the field. nlohmann's value()/get() would throw.
-class FieldReader {
- public:
-  explicit FieldReader(const Message& message) : message_(message) {}
-
-  bool Has(const char* key) const { return message_.contains(key); }
-
-  // Strings carry paths and names to syscalls, whose C strings would end at a NUL: a string
-  // with one is refused rather than silently cut short.
-  Status String(const char* key, std::string* out) const {
-    auto it = message_.find(key);
-    if (it == message_.end()) return OkStatus();
-    if (!it->is_string()) return Bad(key, "a string");
-    const std::string& text = it->get_ref<const std::string&>();
-    if (text.find('\0') != std::string::npos) return Bad(key, "a string without NUL bytes");
-    *out = text;
-    return OkStatus();
-  }
-
-  Status StringList(const char* key, std::vector<std::string>* out) const {
-    auto it = message_.find(key);
-    if (it == message_.end()) return OkStatus();
-    if (!it->is_array()) return Bad(key, "an array of strings");
-    std::vector<std::string> list;
-    for (const Message& item : *it) {
-      if (!item.is_string()) return Bad(key, "an array of strings");
-      const std::string& text = item.get_ref<const std::string&>();
-      if (text.find('\0') != std::string::npos)
-        return Bad(key, "an array of strings without NUL bytes");
-      list.push_back(text);
-    }
-    *out = std::move(list);
-    return OkStatus();
-  }
-
-  Status Bool(const char* key, bool* out) const {
-    auto it = message_.find(key);
-    if (it == message_.end()) return OkStatus();
-    if (!it->is_boolean()) return Bad(key, "true or false");
-    *out = it->get<bool>();
-    return OkStatus();
-  }
-
-  // An integer in [min, max]. Doubles ("5.0") and numbers past int64 are refused, never
-  // truncated: a pid of 2^32+5 must not become pid 5.
-  Status Int(const char* key, int64_t min, int64_t max, int64_t* out) const {
-    auto it = message_.find(key);
-    if (it == message_.end()) return OkStatus();
-    std::string range = fmt::format("an integer from {} to {}", min, max);
-    if (it->is_number_unsigned()) {
-      // nlohmann keeps every non-negative integer as unsigned: 0 arrives here, below a min of 1.
-      uint64_t v = it->get<uint64_t>();
-      if (v > static_cast<uint64_t>(max) || static_cast<int64_t>(v) < min) return Bad(key, range);
-      *out = static_cast<int64_t>(v);
-    } else if (it->is_number_integer()) {
-      int64_t v = it->get<int64_t>();
-      if (v < min || v > max) return Bad(key, range);
-      *out = v;
-    } else {
-      return Bad(key, range);
-    }
-    return OkStatus();
-  }
-
-  Status Bad(const char* key, std::string_view want) const {
-    return InvalidArgumentError(fmt::format("request field \"{}\" must be {}", key, want));
-  }
-
- private:
-  const Message& message_;
-};
 
 Result<DaemonOp> ParseOp(const Message& message) {
   std::string op = RequestOpName(message);
@@ -240,7 +168,7 @@ Result<DaemonRequest> ParseDaemonRequest(const Message& message) {
   CEDANA_RETURN_IF_ERROR(CheckVersion(message));
   DaemonRequest request;
   CEDANA_ASSIGN_OR_RETURN(request.op, ParseOp(message));
-  FieldReader fields(message);
+  FieldReader fields(message, "request");
   CEDANA_RETURN_IF_ERROR(ReadFields(fields, &request));
   CEDANA_RETURN_IF_ERROR(CheckValues(fields, request));
   return request;

@@ -23,6 +23,7 @@
 #include "common/config.h"
 #include "common/label.h"
 #include "protocol/client.h"
+#include "protocol/daemon_reply.h"
 #include "protocol/daemon_request.h"
 #include "slurm/batch_script_env.h"
 #include "slurm_bin/job_deadlines.h"
@@ -208,10 +209,14 @@ std::optional<int64_t> Checkpoint(const std::string& socket, const std::string& 
     else log("checkpoint on {} failed after {:.1f} s: {}", why, secs, r.error().message());
     return std::nullopt;
   }
-  const auto& c = (*r)["checkpoint"];
-  log("checkpoint {} of label {} taken on {} in {:.1f} s ({} bytes stored)", c.value("id", ""),
-      c.value("label", ""), why, secs, c.value("stored_bytes", uint64_t{0}));
-  return c.value("duration_ms", int64_t{0});
+  Result<protocol::CheckpointSummary> c = protocol::ParseDumpReply(*r);
+  if (!c.has_value()) {
+    log("checkpoint on {}: the node daemon's reply: {}", why, c.error().message());
+    return std::nullopt;
+  }
+  log("checkpoint {} of label {} taken on {} in {:.1f} s ({} bytes stored)", c->id, c->label, why,
+      secs, c->stored_bytes);
+  return c->duration_ms;
 }
 
 }  // namespace
@@ -250,21 +255,26 @@ int RunAttach(const std::vector<std::string>& argv) {
     req.slurm_script = argv[0];
   auto r = protocol::CallDaemon(socket, protocol::EncodeDaemonRequest(req));
   if (!r.has_value()) ExecUnmanaged(argv, log, "node daemon: " + r.error().message());
-  std::string id = r->value("id", "");
-  for (const auto& s : (*r)["skipped"]) log("skipped checkpoint {}", s.get<std::string>());
-  if (std::string restored = r->value("restored_from", ""); !restored.empty()) {
+  Result<protocol::StartedWorkload> started = protocol::ParseStartedWorkload(*r);
+  // The daemon started the workload: a reply we cannot read must not start it a second time.
+  if (!started.has_value()) log("the node daemon's reply: {}", started.error().message());
+  protocol::StartedWorkload w;
+  if (started.has_value()) w = std::move(started).value();
+  else w.id = r->value("id", "");  // what it needs to follow the workload
+  const std::string& id = w.id;
+  for (const std::string& s : w.skipped) log("skipped checkpoint {}", s);
+  if (!w.checkpoint_id.empty()) {
     // One line per resume: with the output kept across requeues, it marks where each run began.
-    std::string reason = r->value("checkpoint_reason", "");
-    log("resumed from checkpoint {} taken at {}{} (job {}, restart {}, label {})", restored,
-        LocalTime(r->value("checkpoint_created_at_ms", int64_t{0})),
-        reason.empty() ? "" : " on " + ReasonPhrase(reason), job_id,
+    log("resumed from checkpoint {} taken at {}{} (job {}, restart {}, label {})", w.checkpoint_id,
+        LocalTime(w.checkpoint_created_at_ms),
+        w.checkpoint_reason.empty() ? "" : " on " + ReasonPhrase(w.checkpoint_reason), job_id,
         Env("SLURM_RESTART_COUNT", "0"), label);
   } else {
-    if (std::string fresh = r->value("fresh_reason", ""); !fresh.empty())
-      log("{}; starting fresh", fresh);
-    if (std::string e = r->value("restore_error", ""); !e.empty())
-      log("no checkpoint of label {} could be restored ({}); starting fresh", label, e);
-    log("job {} started under cedana as workload {} (label {})", job_id, id, label);
+    if (!w.fresh_reason.empty()) log("{}; starting fresh", w.fresh_reason);
+    if (!w.restore_error.empty())
+      log("no checkpoint of label {} could be restored ({}); starting fresh", label,
+          w.restore_error);
+    log("job {} started under cedana as workload {} (label {})", job_id, w.id, label);
   }
 
   struct sigaction sa {};
@@ -277,16 +287,15 @@ int RunAttach(const std::vector<std::string>& argv) {
   ::signal(SIGCONT, SIG_IGN);
 
   // Watch the workload itself too: if the daemon is down for good we still see it end.
-  int workload_fd = static_cast<int>(::syscall(SYS_pidfd_open, r->value("pid", 0), 0));
+  int workload_fd = static_cast<int>(::syscall(SYS_pidfd_open, w.pid, 0));
   SlurmJob job(static_cast<uint32_t>(std::stoul(job_id)));
   bool checkpointed = false, tried_preempt = false, tried_term = false, tried_limit = false;
   // At the time limit (time_limit.h): the site's policy comes from the node daemon's config.
-  const protocol::Message& policy = (*r)["time_limit"];
   TimeLimitPolicy limits;
-  if (policy.is_object()) {
-    limits.site_allows_requeue = policy.value("requeue", false);
-    limits.max_restarts = policy.value("max_restarts", limits.max_restarts);
-    limits.margin_seconds = policy.value("margin_seconds", limits.margin_seconds);
+  if (w.time_limit) {
+    limits.site_allows_requeue = w.time_limit->requeue;
+    limits.max_restarts = w.time_limit->max_restarts;
+    limits.margin_seconds = w.time_limit->margin_seconds;
   }
   const bool requeue_asked = Env("CEDANA_REQUEUE_ON_TIMEOUT") == "1";
   // SLURM's notice of preemption (job_polling.h): job_submit/cedana gave this job SIGUSR1 at
@@ -390,12 +399,11 @@ int RunAttach(const std::vector<std::string>& argv) {
     const auto now = std::chrono::steady_clock::now();
     if (!checkpointed && (gone || workload_fd < 0 || now >= next_inspect)) {
       next_inspect = now + kInspectEvery;
-      auto w = protocol::CallDaemon(socket, protocol::EncodeDaemonRequest(protocol::RequestOf(
-                                                protocol::DaemonOp::kInspect, id)));
+      auto w = protocol::CallDaemon(socket, protocol::RequestOf(protocol::DaemonOp::kInspect, id),
+                                    protocol::ParseInspectReply);
       if (w.has_value()) {
-        std::string status = (*w)["workload"].value("status", "");
-        if (status == "exited" || status == "failed") return (*w)["workload"].value("exit_code", 1);
-        if (status == "checkpointed") checkpointed = true;  // e.g. `cedana dump` by the admin
+        if (w->status == "exited" || w->status == "failed") return w->exit_code;
+        if (w->status == "checkpointed") checkpointed = true;  // e.g. `cedana dump` by the admin
       } else if (gone && ++unreachable_after_exit > 50) {
         log("the workload ended while the node daemon is unreachable ({}); its exit status is "
             "unknown",

@@ -21,17 +21,18 @@ void AddCheckpointsCommand(CLI::App& app, CliContext& ctx) {
     protocol::DaemonRequest req = RequestOf(protocol::DaemonOp::kCheckpointsDelete);
     req.checkpoint_id = o->id;
     req.dir = o->dir;
-    if (auto r = ctx.Call(req, false)) std::printf("deleted %s\n", r->value("deleted", "").c_str());
+    if (auto d = ctx.Call(req, protocol::ParseDeleted, false))
+      std::printf("deleted %s\n", d->checkpoint_id.c_str());
   });
   cps->callback([&ctx, o, del] {
     if (del->parsed()) return;
     protocol::DaemonRequest req = RequestOf(protocol::DaemonOp::kCheckpoints);
     req.label = o->label;
     req.dir = o->dir;
-    auto r = ctx.Call(req, false);
-    if (!r) return;
+    auto list = ctx.Call(req, protocol::ParseCheckpointList, false);
+    if (!list) return;
     if (o->json) {
-      std::printf("%s\n", (*r)["checkpoints"].dump(2).c_str());
+      std::printf("%s\n", protocol::EncodeReply(*list)["checkpoints"].dump(2).c_str());
       return;
     }
     // REASON: why it was taken; FROZEN: how long the job was stopped for it; TOOK: request to
@@ -40,20 +41,16 @@ void AddCheckpointsCommand(CLI::App& app, CliContext& ctx) {
     const char* row = "%-30s %-20s %-10s %-19s %10s %-8s %-11s %7s %7s %-8s %s\n";
     std::printf(row, "ID", "LABEL", "OWNER", "TIME", "SIZE", "CODEC", "REASON", "FROZEN", "TOOK",
                 "RUN", "STATE");
-    for (const auto& c : (*r)["checkpoints"]) {
-      std::string codec = c.value("codec", "") + "x" + std::to_string(c.value("streams", 0));
-      std::string reason = c.value("reason", "");
-      auto secs = [&](const char* key) {
-        return reason.empty() ? std::string("-")
-                              : fmt::format("{:.1f}s", c.value(key, int64_t{0}) / 1000.0);
+    for (const protocol::CheckpointSummary& c : list->checkpoints) {
+      std::string codec = c.codec + "x" + std::to_string(c.streams);
+      auto secs = [&](int64_t ms) {
+        return c.reason.empty() ? std::string("-") : fmt::format("{:.1f}s", ms / 1000.0);
       };
-      std::printf(row, c.value("id", "").c_str(), c.value("label", "").c_str(),
-                  c.value("owner", "").c_str(),
-                  HumanTime(c.value("created_at_ms", int64_t{0})).c_str(),
-                  HumanBytes(c.value("stored_bytes", uint64_t{0})).c_str(), codec.c_str(),
-                  reason.empty() ? "-" : reason.c_str(), secs("frozen_ms").c_str(),
-                  secs("duration_ms").c_str(), c.value("run", "open").c_str(),
-                  c.value("state", "").c_str());
+      std::printf(row, c.id.c_str(), c.label.c_str(), c.owner.c_str(),
+                  HumanTime(c.created_at_ms).c_str(), HumanBytes(c.stored_bytes).c_str(),
+                  codec.c_str(), c.reason.empty() ? "-" : c.reason.c_str(),
+                  secs(c.frozen_ms).c_str(), secs(c.duration_ms).c_str(),
+                  c.run.empty() ? "open" : c.run.c_str(), c.state.c_str());
     }
   });
 }

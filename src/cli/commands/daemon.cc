@@ -15,14 +15,13 @@ void AddDaemonCommand(CLI::App& app, CliContext& ctx) {
   });
   auto* status = daemon->add_subcommand("status", "Say whether the daemon is running");
   status->callback([&ctx] {
-    auto r = ctx.Call(RequestOf(protocol::DaemonOp::kPing), false);
-    if (!r) return;
+    auto d = ctx.Call(RequestOf(protocol::DaemonOp::kPing), protocol::ParseDaemonInfo, false);
+    if (!d) return;
     std::printf(
         "daemon: running (cedana %s)\ncriu: %s %s (no-breakpoint fallback %s)\n"
         "checkpoint dir: %s\n",
-        r->value("version", "").c_str(), r->value("criu", "").c_str(),
-        r->value("criu_version", "").c_str(), r->value("no_breakpoints", false) ? "on" : "off",
-        r->value("checkpoint_dir", "").c_str());
+        d->version.c_str(), d->criu.c_str(), d->criu_version.c_str(),
+        d->no_breakpoints ? "on" : "off", d->checkpoint_dir.c_str());
   });
 }
 

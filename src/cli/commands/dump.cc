@@ -43,12 +43,11 @@ void AddDumpCommand(CLI::App& app, CliContext& ctx) {
         ctx.Fail(InvalidArgumentError("usage: cedana dump slurm JOBID"));
         return;
       }
-      auto ps = ctx.Call(RequestOf(protocol::DaemonOp::kPs), false);
+      auto ps = ctx.Call(RequestOf(protocol::DaemonOp::kPs), protocol::ParseWorkloadList, false);
       if (!ps) return;
       o->id.clear();
-      for (const auto& w : (*ps)["workloads"])
-        if (w.value("job_id", "") == o->job_id && w.value("status", "") == "running")
-          o->id = w.value("id", "");
+      for (const protocol::WorkloadInfo& w : ps->workloads)
+        if (w.job_id == o->job_id && w.status == "running") o->id = w.id;
       if (o->id.empty()) {
         ctx.Fail(NotFoundError("no running cedana workload of SLURM job " + o->job_id +
                                " on this node (is the job CEDANA_ENABLE=1 and running here?)"));
@@ -76,17 +75,14 @@ void AddDumpCommand(CLI::App& app, CliContext& ctx) {
     req.label = o->label;
     if (o->tcp_established) req.tcp = "established";
     if (o->tcp_close) req.tcp = "close";
-    auto r = ctx.Call(req);
-    if (!r) return;
-    const auto& c = (*r)["checkpoint"];
-    std::printf("%s\n", c.value("id", "").c_str());
+    auto c = ctx.Call(req, protocol::ParseDumpReply);
+    if (!c) return;
+    std::printf("%s\n", c->id.c_str());
     std::fprintf(stderr,
                  "checkpoint %s: label %s, %s stored (%s of images, %s x%d), took %.2f s\n  %s\n",
-                 c.value("id", "").c_str(), c.value("label", "").c_str(),
-                 HumanBytes(c.value("stored_bytes", uint64_t{0})).c_str(),
-                 HumanBytes(c.value("images_bytes", uint64_t{0})).c_str(),
-                 c.value("codec", "").c_str(), c.value("streams", 0),
-                 c.value("duration_ms", int64_t{0}) / 1000.0, c.value("location", "").c_str());
+                 c->id.c_str(), c->label.c_str(), HumanBytes(c->stored_bytes).c_str(),
+                 HumanBytes(c->images_bytes).c_str(), c->codec.c_str(), c->streams,
+                 c->duration_ms / 1000.0, c->location.c_str());
   });
 }
 

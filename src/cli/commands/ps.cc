@@ -14,25 +14,22 @@ void AddPsCommand(CLI::App& app, CliContext& ctx) {
   auto* json = &ctx.Keep<bool>(false);
   ps->add_flag("--json", *json, "Print JSON");
   ps->callback([&ctx, json] {
-    auto r = ctx.Call(RequestOf(protocol::DaemonOp::kPs), false);
-    if (!r) return;
+    auto list = ctx.Call(RequestOf(protocol::DaemonOp::kPs), protocol::ParseWorkloadList, false);
+    if (!list) return;
     if (*json) {
-      std::printf("%s\n", (*r)["workloads"].dump(2).c_str());
+      std::printf("%s\n", protocol::EncodeReply(*list)["workloads"].dump(2).c_str());
       return;
     }
     std::printf("%-12s %-20s %-13s %8s %-10s %-19s %s\n", "ID", "LABEL", "STATUS", "PID", "USER",
                 "STARTED", "COMMAND");
-    for (const auto& w : (*r)["workloads"]) {
+    for (const protocol::WorkloadInfo& w : list->workloads) {
       std::string cmd;
-      for (const auto& a : w.value("argv", std::vector<std::string>{}))
-        cmd += (cmd.empty() ? "" : " ") + a;
-      if (cmd.empty() && !w.value("restored_from", "").empty()) cmd = "(restored)";
-      std::string status = w.value("status", "");
-      if (status == "exited") status += fmt::format(" ({})", w.value("exit_code", -1));
-      std::printf("%-12s %-20s %-13s %8d %-10s %-19s %s\n", w.value("id", "").c_str(),
-                  w.value("label", "").c_str(), status.c_str(), w.value("pid", 0),
-                  w.value("user", "").c_str(),
-                  HumanTime(w.value("started_at_ms", int64_t{0})).c_str(),
+      for (const std::string& a : w.argv) cmd += (cmd.empty() ? "" : " ") + a;
+      if (cmd.empty() && !w.restored_from.empty()) cmd = "(restored)";
+      std::string status = w.status;
+      if (status == "exited") status += fmt::format(" ({})", w.exit_code);
+      std::printf("%-12s %-20s %-13s %8d %-10s %-19s %s\n", w.id.c_str(), w.label.c_str(),
+                  status.c_str(), w.pid, w.user.c_str(), HumanTime(w.started_at_ms).c_str(),
                   cmd.substr(0, 60).c_str());
     }
   });
@@ -45,9 +42,9 @@ namespace {
 Result<std::string> WaitUntilEnded(CliContext& ctx, const std::string& id, int timeout_s) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
   for (;;) {
-    auto r = ctx.Ask(RequestOf(protocol::DaemonOp::kInspect, id));
-    if (!r.has_value()) return r.error();
-    std::string status = (*r)["workload"].value("status", "");
+    auto w = ctx.Ask(RequestOf(protocol::DaemonOp::kInspect, id), protocol::ParseInspectReply);
+    if (!w.has_value()) return w.error();
+    const std::string status = w->status;
     if (status != "running" && status != "starting") return status;
     if (std::chrono::steady_clock::now() >= deadline)
       return DeadlineExceededError(fmt::format(
@@ -76,9 +73,10 @@ void AddKillCommand(CLI::App& app, CliContext& ctx) {
   kill->callback([&ctx, id, sig, wait, timeout] {
     protocol::DaemonRequest req = RequestOf(protocol::DaemonOp::kKill, *id);
     req.signal_number = *sig;
-    if (!ctx.Call(req, false)) return;
+    auto sent = ctx.Call(req, protocol::ParseSignalled, false);
+    if (!sent) return;
     if (!*wait) {
-      std::printf("sent signal %d to %s\n", *sig, id->c_str());
+      std::printf("sent signal %d to %s\n", sent->signal, sent->id.c_str());
       return;
     }
     Result<std::string> ended = WaitUntilEnded(ctx, *id, *timeout);

@@ -30,20 +30,18 @@ void AddRestoreCommand(CLI::App& app, CliContext& ctx) {
     req.dir = o->dir;
     if (!o->output.empty()) req.stdout_path = std::filesystem::absolute(o->output).string();
     off_t start = o->output.empty() ? -1 : FileSize(req.stdout_path);
-    auto r = ctx.Call(req);
-    if (!r) return;
-    for (const auto& s : (*r)["skipped"])
-      std::fprintf(stderr, "skipped checkpoint %s\n", s.get<std::string>().c_str());
-    std::string id = r->value("id", "");
-    std::printf("%s\n", id.c_str());
+    auto w = ctx.Call(req, protocol::ParseStartedWorkload);
+    if (!w) return;
+    for (const std::string& s : w->skipped)
+      std::fprintf(stderr, "skipped checkpoint %s\n", s.c_str());
+    std::printf("%s\n", w->id.c_str());
     std::fprintf(stderr, "restored checkpoint %s as workload %s (pid %d), output in %s\n",
-                 r->value("checkpoint_id", "").c_str(), id.c_str(), r->value("pid", 0),
-                 r->value("stdout_path", "").c_str());
+                 w->checkpoint_id.c_str(), w->id.c_str(), w->pid, w->stdout_path.c_str());
     // A restore appends to the dumped workload's output file by default: follow from its
     // size now, not from the start.
-    std::string out = r->value("stdout_path", "");
     if (o->attach)
-      ctx.set_exit_code(FollowWorkload(ctx, id, out, start >= 0 ? start : FileSize(out)));
+      ctx.set_exit_code(FollowWorkload(ctx, w->id, w->stdout_path,
+                                       start >= 0 ? start : FileSize(w->stdout_path)));
   });
 }
 

@@ -36,17 +36,15 @@ void AddRunCommand(CLI::App& app, CliContext& ctx) {
     // The output file may exist already (--output of an earlier run): --attach shows only what
     // this run appends.
     off_t start = output.empty() ? 0 : FileSize(output);
-    auto r = ctx.Call(req);
-    if (!r) return;
-    std::string id = r->value("id", "");
+    auto w = ctx.Call(req, protocol::ParseStartedWorkload);
+    if (!w) return;
     if (!o->attach) {
-      std::printf("%s\n", id.c_str());
-      std::fprintf(stderr, "workload %s running as pid %d (label %s), output in %s\n", id.c_str(),
-                   r->value("pid", 0), r->value("label", "").c_str(),
-                   r->value("stdout_path", "").c_str());
+      std::printf("%s\n", w->id.c_str());
+      std::fprintf(stderr, "workload %s running as pid %d (label %s), output in %s\n",
+                   w->id.c_str(), w->pid, w->label.c_str(), w->stdout_path.c_str());
       return;
     }
-    ctx.set_exit_code(FollowWorkload(ctx, id, r->value("stdout_path", ""), start));
+    ctx.set_exit_code(FollowWorkload(ctx, w->id, w->stdout_path, start));
   });
 }
 
