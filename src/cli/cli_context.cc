@@ -24,6 +24,12 @@ const Config* CliContext::config() {
   return &loaded_->config;
 }
 
+void CliContext::ReportConfigWarnings() const {
+  if (!loaded_.has_value()) return;
+  for (const std::string& w : loaded_->warnings)
+    std::fprintf(stderr, "cedana: warning: %s\n", w.c_str());
+}
+
 void CliContext::Fail(const Status& status) {
   std::fprintf(stderr, "cedana: error: %s\n", status.ToString().c_str());
   exit_code_ = status.code() == Code::kInvalidArgument ? 2 : 1;

@@ -23,6 +23,9 @@ class CliContext {
   CliContext();
 
   const Result<LoadedConfig>& loaded() const { return loaded_; }
+  // The config file's ignored keys, one warning line each on stderr: for the services at start
+  // (their stderr is their log); other commands stay quiet about them.
+  void ReportConfigWarnings() const;
   // The config; nullptr after printing the config error (exit_code() is then 2).
   const Config* config();
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/bounded_json.h"
+#include "common/cedana_config_compat.h"
 #include "common/checkpoint_streams.h"
 #include "common/fs.h"
 
@@ -254,25 +255,20 @@ std::string ValidKeys() {
 }
 
 // Flattens {"checkpoint": {"dir": "x"}} into "checkpoint.dir" -> "x".
-Status FlattenJson(const nlohmann::json& j, const std::string& prefix,
-                   std::map<std::string, std::string>* out) {
+// Every leaf of the file as "section.name" -> its text; nullopt for a value that is no string,
+// integer or bool (an array, null, a fraction): an error for a key of ours, nothing for one
+// that is ignored.
+void FlattenJson(const nlohmann::json& j, const std::string& prefix,
+                 std::map<std::string, std::optional<std::string>>* out) {
   for (auto it = j.begin(); it != j.end(); ++it) {
     std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
     const auto& v = it.value();
-    if (v.is_object()) {
-      CEDANA_RETURN_IF_ERROR(FlattenJson(v, key, out));
-    } else if (v.is_string()) {
-      (*out)[key] = v.get<std::string>();
-    } else if (v.is_boolean()) {
-      (*out)[key] = v.get<bool>() ? "1" : "0";
-    } else if (v.is_number_integer()) {
-      (*out)[key] = std::to_string(v.get<long>());
-    } else {
-      return InvalidArgumentError(
-          fmt::format("config key {}: expected a string, number or bool", key));
-    }
+    if (v.is_object()) FlattenJson(v, key, out);
+    else if (v.is_string()) (*out)[key] = v.get<std::string>();
+    else if (v.is_boolean()) (*out)[key] = v.get<bool>() ? "1" : "0";
+    else if (v.is_number_integer()) (*out)[key] = v.dump();
+    else (*out)[key] = std::nullopt;
   }
-  return OkStatus();
 }
 
 }  // namespace
@@ -310,31 +306,64 @@ Result<LoadedConfig> BuildConfig(const std::string_view* file_text, const std::s
                                  const std::map<std::string, std::string>& overrides) {
   LoadedConfig loaded;
   std::map<std::string, std::string> origin_of;
+  bool strict = false;  // the file's "strict": true makes an unknown key an error
 
-  auto apply = [&](const std::string& key, const std::string& value,
+  // A key of ours, or one of Cedana's aliases of ours (common/cedana_config_compat.h), with
+  // its value in our spelling or Cedana's. An unknown key is an error from a flag or with
+  // "strict", else a warning.
+  auto apply = [&](const std::string& key, const std::optional<std::string>& value,
                    const std::string& from) -> Status {
     const KeySpec* spec = FindSpec(key);
+    std::string note;
     if (spec == nullptr)
+      if (std::optional<std::string_view> ours = OurKeyForCedanaKey(key)) {
+        spec = FindSpec(std::string(*ours));
+        note = "Cedana's " + key;
+      }
+    if (spec == nullptr) {
+      if (strict || from == "flag")
+        return InvalidArgumentError(fmt::format("unknown config key \"{}\" in {} (valid keys: {})",
+                                                key, from, ValidKeys()));
+      loaded.warnings.push_back(fmt::format(
+          "ignoring config key \"{}\" in {}: this cedana has no such key (`cedana config show` "
+          "lists them; \"strict\": true in the file makes this an error)",
+          key, from));
+      return OkStatus();
+    }
+    if (!value)
       return InvalidArgumentError(
-          fmt::format("unknown config key \"{}\" in {} (valid keys: {})", key, from, ValidKeys()));
-    CEDANA_RETURN_IF_ERROR(spec->set(loaded.config, value)) << "from " << from;
-    origin_of[key] = from;
+          fmt::format("config key {} in {}: expected a string, integer or bool", key, from));
+    std::string text = *value;
+    if (std::optional<MappedValue> mapped = OurValueForCedanaSpelling(spec->info.key, text)) {
+      text = mapped->value;
+      note += (note.empty() ? "" : ", ") + mapped->note;
+    }
+    CEDANA_RETURN_IF_ERROR(spec->set(loaded.config, text)) << "from " << from;
+    origin_of[spec->info.key] = note.empty() ? from : from + " (" + note + ")";
     return OkStatus();
   };
 
   if (file_text != nullptr) {
     Result<nlohmann::json> parsed = ParseBoundedJson(*file_text);
     if (!parsed.has_value()) return std::move(parsed).error().WithContext("config file " + origin);
-    const nlohmann::json& j = *parsed;
+    nlohmann::json j = std::move(parsed).value();
     if (!j.is_object())
       return InvalidArgumentError("config file " + origin + " is not a JSON object");
-    std::map<std::string, std::string> flat;
-    CEDANA_RETURN_IF_ERROR(FlattenJson(j, "", &flat)) << "config file " << origin;
+    if (auto it = j.find("strict"); it != j.end()) {
+      if (!it->is_boolean())
+        return InvalidArgumentError("config file " + origin + ": \"strict\" must be true or false");
+      strict = it->get<bool>();
+      j.erase(it);
+    }
+    std::map<std::string, std::optional<std::string>> flat;
+    FlattenJson(j, "", &flat);
     for (const auto& [k, v] : flat) CEDANA_RETURN_IF_ERROR(apply(k, v, "file " + origin));
   }
   for (const auto& s : Specs()) {
     std::vector<std::string> names = {s.info.env};
     names.insert(names.end(), s.info.env_aliases.begin(), s.info.env_aliases.end());
+    for (const CedanaKeyAlias& a : CedanaKeyAliases())
+      if (a.ours == s.info.key && !a.env.empty()) names.emplace_back(a.env);
     for (const std::string& name : names) {
       auto it = env.find(name);
       if (it == env.end()) continue;

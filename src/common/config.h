@@ -108,6 +108,9 @@ struct ConfigSource {
 struct LoadedConfig {
   Config config;
   std::vector<ConfigSource> sources;
+  // Keys the file has that this cedana ignores (Cedana's own that mean nothing here, typos):
+  // the services log them at start and `cedana config show` prints them.
+  std::vector<std::string> warnings;
 };
 
 // One entry of the key table: what docs/configuration.md must list.
@@ -125,7 +128,10 @@ const std::vector<ConfigKeyInfo>& ConfigKeys();
 
 // Builds the config from defaults, the JSON file at `path` (missing is fine unless
 // `require_file`), the environment `env`, then `overrides` (key -> value, from flags).
-// Errors: kInvalidArgument naming the key (or env var) and the valid values.
+// Cedana's keys and value spellings are read as ours (common/cedana_config_compat.h). A key of
+// the file that is none of ours is a warning (LoadedConfig::warnings), or an error when the
+// file says "strict": true. Errors: kInvalidArgument naming the key (or env var) and the valid
+// values.
 Result<LoadedConfig> LoadConfig(const std::string& path,
                                 const std::map<std::string, std::string>& env,
                                 const std::map<std::string, std::string>& overrides = {},

@@ -47,8 +47,8 @@ TEST(ConfigTest, BadValuesNameKeyAndValidValues) {
   } cases[] = {
       {{{"CEDANA_CHECKPOINT_COMPRESSION", "bzip2"}},
        "checkpoint.compression: invalid value \"bzip2\" (valid: none, gzip, lz4, zstd)"},
-      {{{"CEDANA_CHECKPOINT_STREAMS", "0"}},
-       "checkpoint.streams: invalid value \"0\" (valid: an integer from 1 to 64)"},
+      {{{"CEDANA_CHECKPOINT_STREAMS", "65"}},
+       "checkpoint.streams: invalid value \"65\" (valid: an integer from 1 to 64)"},
       {{{"CEDANA_CHECKPOINT_STREAMS", "1000"}}, "an integer from 1 to 64"},
       {{{"CEDANA_CHECKPOINT_STREAMS", "4x"}}, "invalid value \"4x\""},
       {{{"CEDANA_CHECKPOINT_DIR", "relative/dir"}}, "an absolute path or s3://bucket[/prefix]"},
@@ -64,13 +64,99 @@ TEST(ConfigTest, BadValuesNameKeyAndValidValues) {
   }
 }
 
-TEST(ConfigTest, UnknownKeyInFileIsAnError) {
-  std::string path = WriteTemp(R"({"checkpoint": {"dirr": "/x"}})");
-  auto r = LoadConfig(path, {});
+// A typo, or a key of another version: said, and ignored, so that every command still works.
+TEST(ConfigTest, UnknownKeyInFileIsAWarning) {
+  auto r = LoadConfig(WriteTemp(R"({"checkpoint": {"dirr": "/x", "keep": 3}})"), {});
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->config.checkpoint_keep, 3);
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("ignoring config key \"checkpoint.dirr\""), std::string::npos)
+      << r->warnings[0];
+}
+
+TEST(ConfigTest, StrictMakesAnUnknownKeyAnError) {
+  auto r = LoadConfig(WriteTemp(R"({"strict": true, "checkpoint": {"dirr": "/x"}})"), {});
   ASSERT_FALSE(r.has_value());
   EXPECT_EQ(r.error().code(), Code::kInvalidArgument);
   EXPECT_NE(r.error().message().find("unknown config key \"checkpoint.dirr\""), std::string::npos);
   EXPECT_NE(r.error().message().find("checkpoint.dir"), std::string::npos);
+  EXPECT_FALSE(LoadConfig(WriteTemp(R"({"strict": "yes"})"), {}).has_value());
+  // A flag names a key of ours or is refused, strict or not.
+  EXPECT_FALSE(LoadConfig("/nonexistent", {}, {{"checkpoint.dirr", "/x"}}).has_value());
+}
+
+// /etc/cedana/config.json as Cedana writes it: its keys are read as aliases of ours, its
+// spellings mapped, and what means nothing here is ignored with a warning each.
+TEST(ConfigTest, CedanasOwnConfigIsReadAsOurs) {
+  const char* cedana = R"({
+    "address": "0.0.0.0:8080", "protocol": "tcp", "log_level": "trace", "metrics": true,
+    "connection": {"url": "https://x.cedana.ai", "auth_token": "tok", "cluster_id": "c1"},
+    "checkpoint": {"dir": "/data/ckpt", "compression": "tar", "streams": 0,
+                   "stream_memory_limit": 512, "async": false},
+    "db": {"remote": false, "path": "/tmp/cedana.db"},
+    "profiling": {"enabled": true, "precision": "auto"},
+    "criu": {"binary_path": "/opt/criu/criu", "leave_running": false, "log_level": 4},
+    "gpu": {"pool_size": 0}, "plugins": {"builds": "release", "lib_dir": "/usr/local/lib"},
+    "aws": {"access_key_id": "AK", "secret_access_key": "SK", "region": "eu-west-1",
+            "endpoint": "http://127.0.0.1:9000"},
+    "slurm": {"unprivileged": false}, "k8s": {"fallback_cold_start": false}
+  })";
+  auto r = LoadConfig(WriteTemp(cedana), {});
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  const Config& c = r->config;
+  EXPECT_EQ(c.log_level, "debug");
+  EXPECT_EQ(c.url, "https://x.cedana.ai");
+  EXPECT_EQ(c.checkpoint_dir, "/data/ckpt");
+  EXPECT_EQ(c.checkpoint_compression, "none");
+  EXPECT_EQ(c.checkpoint_streams, 1);
+  EXPECT_EQ(c.checkpoint_memory_limit_mib, 512);
+  EXPECT_EQ(c.criu_binary, "/opt/criu/criu");
+  EXPECT_EQ(c.s3_access_key_id, "AK");
+  EXPECT_EQ(c.s3_secret_access_key, "SK");
+  EXPECT_EQ(c.s3_region, "eu-west-1");
+  EXPECT_EQ(c.s3_endpoint_url, "http://127.0.0.1:9000");
+  auto origin = [&](const std::string& key) {
+    for (const auto& s : r->sources)
+      if (s.key == key) return s.origin;
+    return std::string();
+  };
+  EXPECT_NE(origin("criu.binary").find("(Cedana's criu.binary_path)"), std::string::npos)
+      << origin("criu.binary");
+  EXPECT_NE(origin("checkpoint.compression").find("Cedana's \"tar\""), std::string::npos);
+  EXPECT_NE(origin("daemon.log_level").find("Cedana's log_level, Cedana's \"trace\""),
+            std::string::npos)
+      << origin("daemon.log_level");
+  // address, protocol, metrics, connection.cluster_id, checkpoint.async, db.remote, db.path,
+  // profiling.enabled, profiling.precision, criu.leave_running, criu.log_level, gpu.pool_size,
+  // plugins.builds, plugins.lib_dir, k8s.fallback_cold_start.
+  EXPECT_EQ(r->warnings.size(), 15u);
+  std::string all;
+  for (const auto& w : r->warnings) all += w + "\n";
+  EXPECT_NE(all.find("\"criu.log_level\""), std::string::npos) << all;
+  EXPECT_EQ(all.find("binary_path"), std::string::npos) << all;
+}
+
+TEST(ConfigTest, CedanasVariablesAreReadToo) {
+  auto r = LoadConfig("/nonexistent", {{"CEDANA_CRIU_BINARY_PATH", "/opt/criu/criu"},
+                                       {"AWS_ENDPOINT", "http://127.0.0.1:9000"}});
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_EQ(r->config.criu_binary, "/opt/criu/criu");
+  EXPECT_EQ(r->config.s3_endpoint_url, "http://127.0.0.1:9000");
+  // Ours first, when both are set.
+  r = LoadConfig("/nonexistent", {{"CEDANA_CRIU_BINARY_PATH", "/opt/criu/criu"},
+                                  {"CEDANA_CRIU_BINARY", "/usr/sbin/criu"}});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->config.criu_binary, "/usr/sbin/criu");
+}
+
+// A value that is no string, integer or bool: refused for a key of ours, ignored for another.
+TEST(ConfigTest, NonScalarValues) {
+  auto bad = LoadConfig(WriteTemp(R"({"checkpoint": {"keep": [1]}})"), {});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("checkpoint.keep"), std::string::npos);
+  auto ignored = LoadConfig(WriteTemp(R"({"gpu": {"devices": [0, 1]}, "ratio": 0.5})"), {});
+  ASSERT_TRUE(ignored.has_value()) << ignored.error().ToString();
+  EXPECT_EQ(ignored->warnings.size(), 2u);
 }
 
 TEST(ConfigTest, MalformedFile) {

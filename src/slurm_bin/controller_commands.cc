@@ -19,6 +19,8 @@ namespace {
 Result<Config> LoadNodeConfig() {
   auto env = ProcessEnvironment();
   CEDANA_ASSIGN_OR_RETURN(LoadedConfig loaded, LoadConfig(ConfigPath(env), env));
+  for (const std::string& w : loaded.warnings)
+    std::fprintf(stderr, "cedana-slurm: warning: %s\n", w.c_str());
   return loaded.config;
 }
 

@@ -92,4 +92,25 @@ check "config show: value from the environment" grep -q "checkpoint.keep .* 2 .*
 out=$(CEDANA_CHECKPOINT_COMPRESSION=bzip2 "$CEDANA" config show 2>&1)
 check "a bad value names the key and the valid values" \
   grep -q "checkpoint.compression: invalid value \"bzip2\" (valid: none, gzip, lz4, zstd)" <<<"$out"
+
+# A config file as Cedana writes it: every command works; its keys are read as ours, and what
+# means nothing here is ignored with a warning (docs/configuration.md, "Coming from Cedana").
+cedana_config=$T/cedana-config.json
+cat >"$cedana_config" <<JSON
+{"log_level": "info", "metrics": true, "profiling": {"enabled": false},
+ "checkpoint": {"dir": "$(python3 -c 'import json,os; print(json.load(open(os.environ["CEDANA_CONFIG"]))["checkpoint"]["dir"])')",
+                "compression": "tar", "streams": 0, "stream_memory_limit": 128},
+ "criu": {"binary_path": "$(command -v criu)", "leave_running": false}}
+JSON
+check "ps with Cedana's config" env CEDANA_CONFIG="$cedana_config" "$CEDANA" ps
+show=$(CEDANA_CONFIG="$cedana_config" "$CEDANA" config show)
+check "config show names Cedana's key it read" \
+  grep -q "criu.binary .*file $cedana_config (Cedana's criu.binary_path)" <<<"$show"
+check "config show maps Cedana's spelling" \
+  grep -q "checkpoint.compression .* none .*Cedana's \"tar\"" <<<"$show"
+check "config show warns of the keys it ignores" \
+  grep -q "# warning: ignoring config key \"metrics\"" <<<"$show"
+echo '{"strict": true, "metrics": true}' >"$T/strict.json"
+out=$(CEDANA_CONFIG="$T/strict.json" "$CEDANA" config show 2>&1 || true)
+check "strict: an unknown key is an error" grep -q 'unknown config key "metrics"' <<<"$out"
 finish

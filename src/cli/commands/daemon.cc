@@ -11,7 +11,10 @@ void AddDaemonCommand(CLI::App& app, CliContext& ctx) {
   daemon->require_subcommand(1);
   auto* start = daemon->add_subcommand("start", "Run the node daemon in the foreground");
   start->callback([&ctx] {
-    if (const Config* config = ctx.config()) ctx.set_exit_code(cedana::daemon::RunDaemon(*config));
+    const Config* config = ctx.config();
+    if (config == nullptr) return;
+    ctx.ReportConfigWarnings();
+    ctx.set_exit_code(cedana::daemon::RunDaemon(*config));
   });
   auto* status = daemon->add_subcommand("status", "Say whether the daemon is running");
   status->callback([&ctx] {

@@ -63,6 +63,7 @@ void AddConfigCommand(CLI::App& app, CliContext& ctx) {
     for (const auto& s : loaded->sources)
       std::printf("%-26s %-42s %s\n", s.key.c_str(), s.value.empty() ? "\"\"" : s.value.c_str(),
                   s.origin.c_str());
+    for (const std::string& w : loaded->warnings) std::printf("# warning: %s\n", w.c_str());
   });
 }
 
