@@ -15,6 +15,10 @@ namespace cedana::cli {
 CliContext::CliContext()
     : loaded_(LoadConfig(ConfigPath(ProcessEnvironment()), ProcessEnvironment())) {}
 
+void CliContext::ReloadConfig() {
+  loaded_ = LoadConfig(ConfigPath(ProcessEnvironment()), ProcessEnvironment());
+}
+
 const Config* CliContext::config() {
   if (!loaded_.has_value()) {
     std::fprintf(stderr, "cedana: %s\n", loaded_.error().ToString().c_str());

@@ -23,6 +23,8 @@ class CliContext {
   CliContext();
 
   const Result<LoadedConfig>& loaded() const { return loaded_; }
+  // Reads the config again (after --init-config or --merge-config wrote it).
+  void ReloadConfig();
   // The config file's ignored keys, one warning line each on stderr: for the services at start
   // (their stderr is their log); other commands stay quiet about them.
   void ReportConfigWarnings() const;

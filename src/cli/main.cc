@@ -4,7 +4,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/cedana_forms.h"
 #include "cli/cli_context.h"
+#include "cli/config_file.h"
 #include "common/capabilities.h"
 
 int main(int argc, char** argv) {
@@ -28,8 +30,29 @@ int main(int argc, char** argv) {
     cedana::cli::AddConfigCommand(app, ctx);
     cedana::cli::AddPluginCommand(app, ctx);
     cedana::cli::AddSlurmCommand(app, ctx);
+    // Cedana's forms of the commands become ours (cli/cedana_forms.h).
+    cedana::Result<cedana::cli::TranslatedCommand> command =
+        cedana::cli::TranslateCedanaForms(std::vector<std::string>(argv, argv + argc));
+    if (!command.has_value()) {
+      ctx.Fail(command.error());
+      return ctx.exit_code();
+    }
+    if (command->init_config || command->merge_config) {
+      const std::string path = cedana::ConfigPath(cedana::ProcessEnvironment());
+      auto written = cedana::cli::WriteConfigFile(path, command->init_config
+                                                            ? cedana::cli::ConfigWrite::kInit
+                                                            : cedana::cli::ConfigWrite::kMerge);
+      if (!written.has_value()) {
+        ctx.Fail(written.error());
+        return ctx.exit_code();
+      }
+      std::fprintf(stderr, "cedana: wrote %s\n", path.c_str());
+      ctx.ReloadConfig();
+    }
+    // CLI11 takes the arguments in reverse, the last first.
+    std::vector<std::string> args(command->argv.rbegin(), command->argv.rend() - 1);
     try {
-      app.parse(argc, argv);
+      app.parse(args);
     } catch (const CLI::ParseError& e) {
       return app.exit(e);
     }

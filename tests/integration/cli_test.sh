@@ -78,6 +78,17 @@ check "checkpoints lists the label" grep -q keep <<<"$list"
 check "retention kept the newest 2 of 3" test "$(grep -c ' keep ' <<<"$list")" = 2
 check "each listed as good" test "$(grep -c ' good$' <<<"$list")" = 2
 newest=$("$CEDANA" checkpoints --label keep --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["id"])')
+# Cedana's forms of the commands (docs/configuration.md, "Coming from Cedana").
+check "job list (Cedana's form) lists the workload" bash -c "'$CEDANA' job list | grep -q '$w'"
+check "job inspect (Cedana's form)" bash -c "'$CEDANA' job inspect '$w' | grep -q '\"status\": \"running\"'"
+check "checkpoint list (Cedana's form)" bash -c "'$CEDANA' checkpoint list --label keep | grep -q '$newest'"
+inspected=$("$CEDANA" checkpoint inspect "$newest" | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+check "checkpoint inspect (Cedana's form) shows that checkpoint" test "$inspected" = "$newest"
+r=$("$CEDANA" restore process --path "$CEDANA_CHECKPOINT_DIR/root/keep/$newest" 2>/dev/null)
+check "restore process --path (Cedana's form)" test -n "$r"
+check "its workload runs" wait_for 10 is_status "$r" running
+[ -n "$r" ] && "$CEDANA" job kill "$r" >/dev/null
+check "job kill (Cedana's form)" wait_for 10 bash -c "! '$CEDANA' ps | grep '$r' | grep -q running"
 check "checkpoints delete" "$CEDANA" checkpoints delete "$newest"
 check "the deleted one is gone" bash -c "! \"$CEDANA\" checkpoints --label keep | grep -q $newest"
 "$CEDANA" kill "$w" >/dev/null
@@ -98,7 +109,7 @@ check "a bad value names the key and the valid values" \
 cedana_config=$T/cedana-config.json
 cat >"$cedana_config" <<JSON
 {"log_level": "info", "metrics": true, "profiling": {"enabled": false},
- "checkpoint": {"dir": "$(python3 -c 'import json,os; print(json.load(open(os.environ["CEDANA_CONFIG"]))["checkpoint"]["dir"])')",
+ "checkpoint": {"dir": "$CEDANA_CHECKPOINT_DIR",
                 "compression": "tar", "streams": 0, "stream_memory_limit": 128},
  "criu": {"binary_path": "$(command -v criu)", "leave_running": false}}
 JSON
@@ -110,6 +121,12 @@ check "config show maps Cedana's spelling" \
   grep -q "checkpoint.compression .* none .*Cedana's \"tar\"" <<<"$show"
 check "config show warns of the keys it ignores" \
   grep -q "# warning: ignoring config key \"metrics\"" <<<"$show"
+# --merge-config (Cedana's flag, on any command) writes the effective config back under our
+# names, keeping what it ignores.
+check "ps --merge-config" env CEDANA_CONFIG="$cedana_config" "$CEDANA" ps --merge-config
+check "the merged file names criu.binary, not criu.binary_path" python3 -c '
+import json, sys; c = json.load(open(sys.argv[1]))
+assert c["criu"]["binary"] and "binary_path" not in c["criu"] and c["metrics"] is True, c' "$cedana_config"
 echo '{"strict": true, "metrics": true}' >"$T/strict.json"
 out=$(CEDANA_CONFIG="$T/strict.json" "$CEDANA" config show 2>&1 || true)
 check "strict: an unknown key is an error" grep -q 'unknown config key "metrics"' <<<"$out"

@@ -1,4 +1,4 @@
-// `cedana checkpoints [--label L] [--dir D]` and `cedana checkpoints delete ID`.
+// `cedana checkpoints [--label L] [--dir D] [--id ID] [--json]` and `cedana checkpoints delete ID`.
 #include <fmt/format.h>
 
 #include "cli/cli_context.h"
@@ -7,7 +7,7 @@ namespace cedana::cli {
 
 void AddCheckpointsCommand(CLI::App& app, CliContext& ctx) {
   struct Opts {
-    std::string label, dir, id;
+    std::string label, dir, id, only;
     bool json = false;
   };
   auto* o = &ctx.Keep<Opts>();
@@ -15,6 +15,7 @@ void AddCheckpointsCommand(CLI::App& app, CliContext& ctx) {
   cps->add_option("--label,-l", o->label, "Only this label");
   cps->add_option("--dir,-d", o->dir, "Checkpoint dir (path or s3://bucket/prefix)");
   cps->add_flag("--json", o->json, "Print JSON");
+  cps->add_option("--id", o->only, "Only this checkpoint (with --json: its object alone)");
   auto* del = cps->add_subcommand("delete", "Delete a checkpoint");
   del->add_option("id", o->id, "Checkpoint id")->required();
   del->callback([&ctx, o] {
@@ -31,6 +32,16 @@ void AddCheckpointsCommand(CLI::App& app, CliContext& ctx) {
     req.dir = o->dir;
     auto list = ctx.Call(req, protocol::ParseCheckpointList, false);
     if (!list) return;
+    if (!o->only.empty()) {
+      std::erase_if(list->checkpoints,
+                    [&](const protocol::CheckpointSummary& c) { return c.id != o->only; });
+      if (list->checkpoints.empty())
+        return ctx.Fail(NotFoundError("no checkpoint " + o->only + " in " + list->dir));
+      if (o->json) {
+        std::printf("%s\n", protocol::EncodeReply(*list)["checkpoints"][0].dump(2).c_str());
+        return;
+      }
+    }
     if (o->json) {
       std::printf("%s\n", protocol::EncodeReply(*list)["checkpoints"].dump(2).c_str());
       return;

@@ -12,8 +12,21 @@ namespace cedana::cli {
 void AddPsCommand(CLI::App& app, CliContext& ctx) {
   auto* ps = app.add_subcommand("ps", "List managed workloads");
   auto* json = &ctx.Keep<bool>(false);
+  auto* one = &ctx.Keep<std::string>();
   ps->add_flag("--json", *json, "Print JSON");
-  ps->callback([&ctx, json] {
+  ps->add_option("id", *one, "Only this workload");
+  ps->callback([&ctx, json, one] {
+    if (!one->empty()) {
+      auto w = ctx.Call(RequestOf(protocol::DaemonOp::kInspect, *one), protocol::ParseInspectReply,
+                        false);
+      if (!w) return;
+      if (*json) {
+        std::printf("%s\n", protocol::EncodeReply(*w)["workload"].dump(2).c_str());
+        return;
+      }
+      std::printf("%s %s %s pid %d\n", w->id.c_str(), w->label.c_str(), w->status.c_str(), w->pid);
+      return;
+    }
     auto list = ctx.Call(RequestOf(protocol::DaemonOp::kPs), protocol::ParseWorkloadList, false);
     if (!list) return;
     if (*json) {

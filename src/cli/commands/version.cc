@@ -2,6 +2,7 @@
 #include <filesystem>
 
 #include "cli/cli_context.h"
+#include "cli/config_file.h"
 #include "common/fs.h"
 #include "common/system_names.h"
 #include "common/version.h"
@@ -18,20 +19,13 @@ void AddVersionCommand(CLI::App& app, CliContext& ctx) {
     std::printf("cedana %s\n", kVersion);
     if (!*init) return;
     std::string path = ConfigPath(ProcessEnvironment());
-    // Defaults and the environment only: --init-config starts a config afresh.
-    auto fresh = LoadConfig("/nonexistent", ProcessEnvironment());
-    if (!fresh.has_value()) {
-      ctx.Fail(fresh.error());
-      return;
-    }
-    Status s = fs::MakeDirs(std::filesystem::path(path).parent_path().string(), 0755);
-    if (s.ok()) s = fs::WriteFileAtomic(path, ConfigToJson(fresh->config), 0600);
-    if (!s.ok()) {
-      ctx.Fail(s.WithContext("writing " + path));
+    Result<Config> written = WriteConfigFile(path, ConfigWrite::kInit);
+    if (!written.has_value()) {
+      ctx.Fail(written.error());
       return;
     }
     std::printf("wrote %s\n", path.c_str());
-    const Config& c = fresh->config;
+    const Config& c = *written;
     if (c.url.empty() || c.auth_token.empty()) return;
     // The seeds' step "on all nodes, cedana version --init-config" also makes the node known
     // to the controller; a controller that is down is not fatal (the daemon registers later).
