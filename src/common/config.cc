@@ -21,10 +21,14 @@ namespace {
 using Setter = std::function<Status(Config&, const std::string& text)>;
 using Getter = std::function<std::string(const Config&)>;
 
+// How a key's value is written in the JSON file.
+enum class JsonKind { kString, kInteger, kBool };
+
 struct KeySpec {
   ConfigKeyInfo info;
   Setter set;
   Getter get;
+  JsonKind kind = JsonKind::kString;
   bool secret = false;
 };
 
@@ -58,6 +62,7 @@ KeySpec EnumKey(std::string key, std::string env, std::string Config::*field,
 KeySpec IntKey(std::string key, std::string env, int Config::*field, int min, int max,
                std::string doc) {
   KeySpec s;
+  s.kind = JsonKind::kInteger;
   std::string valid = fmt::format("an integer from {} to {}", min, max);
   s.info = {key, env, valid, std::to_string(Config{}.*field), std::move(doc)};
   s.set = [=](Config& c, const std::string& v) -> Status {
@@ -78,6 +83,7 @@ KeySpec IntKey(std::string key, std::string env, int Config::*field, int min, in
 
 KeySpec BoolKey(std::string key, std::string env, bool Config::*field, std::string doc) {
   KeySpec s;
+  s.kind = JsonKind::kBool;
   std::string valid = "0, 1, true, false";
   s.info = {key, env, valid, Config{}.*field ? "1" : "0", std::move(doc)};
   s.set = [=](Config& c, const std::string& v) -> Status {
@@ -417,10 +423,12 @@ std::string ConfigToJson(const Config& config) {
     const std::string& key = s.info.key;
     size_t dot = key.find('.');
     std::string section = key.substr(0, dot), name = key.substr(dot + 1);
-    std::string value = s.get(config);
-    if (s.info.valid.rfind("an integer", 0) == 0) j[section][name] = std::stol(value);
-    else if (s.info.valid == "0, 1, true, false") j[section][name] = value == "1";
-    else j[section][name] = value;
+    const std::string value = s.get(config);
+    switch (s.kind) {
+      case JsonKind::kInteger: j[section][name] = std::stol(value); break;
+      case JsonKind::kBool: j[section][name] = value == "1"; break;
+      case JsonKind::kString: j[section][name] = value; break;
+    }
   }
   return j.dump(2) + "\n";
 }

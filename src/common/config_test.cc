@@ -1,6 +1,7 @@
 #include "common/config.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <map>
@@ -205,6 +206,13 @@ TEST(ConfigTest, JsonRoundTrip) {
   ASSERT_TRUE(again.has_value()) << again.error().ToString();
   EXPECT_EQ(again->config.checkpoint_streams, 3);
   EXPECT_TRUE(again->config.slurm_unprivileged);
+  EXPECT_TRUE(again->warnings.empty());
+  // Each value in its JSON type, as a person would write it.
+  auto j = nlohmann::json::parse(ConfigToJson(c->config));
+  EXPECT_TRUE(j["checkpoint"]["streams"].is_number_integer()) << j.dump();
+  EXPECT_TRUE(j["slurm"]["unprivileged"].is_boolean()) << j.dump();
+  EXPECT_TRUE(j["checkpoint"]["dir"].is_string()) << j.dump();
+  EXPECT_TRUE(j["s3"]["region"].is_string()) << j.dump();
 }
 
 // docs/configuration.md must list every key with its environment variable, and nothing else.
