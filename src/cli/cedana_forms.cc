@@ -1,7 +1,5 @@
 #include "cli/cedana_forms.h"
 
-#include <filesystem>
-
 #include <fmt/format.h>
 
 namespace cedana::cli {
@@ -76,16 +74,25 @@ Result<TranslatedCommand> TranslateCedanaForms(const std::vector<std::string>& a
     if (first < a.size() && a[first] != "--") a.insert(a.begin() + static_cast<long>(first), "--");
   } else if (cmd == "restore" && sub == "process") {
     std::string path = TakeOption(&a, 3, "--path");
-    // <store>/<owner>/<label>/<id>: the checkpoint's own directory.
-    std::filesystem::path p = std::filesystem::path(path).lexically_normal();
-    if (p.filename().empty()) p = p.parent_path();
-    std::filesystem::path store = p.parent_path().parent_path().parent_path();
-    if (path.empty() || p.is_relative() || store.empty() || store == p.root_path())
+    // <store>/<owner>/<label>/<id>: the checkpoint's own directory, in a local store (an
+    // absolute path) or in S3 (s3://bucket[/prefix]).
+    std::string p = path;
+    while (p.size() > 1 && p.back() == '/') p.pop_back();
+    std::string store = p, id;
+    for (int level = 0; level < 3 && !store.empty(); ++level) {
+      size_t slash = store.rfind('/');
+      if (level == 0 && slash != std::string::npos) id = store.substr(slash + 1);
+      store = slash == std::string::npos ? "" : store.substr(0, slash);
+    }
+    const bool s3 = store.rfind("s3://", 0) == 0 && store.size() > 5;
+    const bool local = !store.empty() && store[0] == '/' && p.find("/./") == std::string::npos &&
+                       p.find("/../") == std::string::npos;
+    if (id.empty() || id == "." || id == ".." || !(s3 || local))
       return InvalidArgumentError(
           fmt::format("usage: cedana restore process --path DIR, DIR a checkpoint's directory "
                       "<checkpoint dir>/<owner>/<label>/<id> (got \"{}\")",
                       path));
-    Replace(&a, 2, 1, {"--dir", store.string(), p.filename().string()});
+    Replace(&a, 2, 1, {"--dir", store, id});
   } else if (cmd == "job") {
     if (sub == "list") Replace(&a, 1, 2, {"ps"});
     else if (sub == "inspect") Replace(&a, 1, 2, {"ps", "--json"});

@@ -28,6 +28,8 @@ TEST(CedanaFormsTest, EachFormBecomesOurs) {
             (Args{"restore", "--dir", "/ckpt", "20261202-160745-0f631db0"}));
   EXPECT_EQ(Ours({"restore", "process", "--path=/ckpt/alice/job-7/ID", "--attach"}),
             (Args{"restore", "--dir", "/ckpt", "ID", "--attach"}));
+  EXPECT_EQ(Ours({"restore", "process", "--path", "s3://bucket/pre/alice/job-7/ID"}),
+            (Args{"restore", "--dir", "s3://bucket/pre", "ID"}));
   EXPECT_EQ(Ours({"job", "list"}), (Args{"ps"}));
   EXPECT_EQ(Ours({"job", "inspect", "wl-1"}), (Args{"ps", "--json", "wl-1"}));
   EXPECT_EQ(Ours({"job", "kill", "wl-1"}), (Args{"kill", "wl-1"}));
@@ -61,6 +63,10 @@ TEST(CedanaFormsTest, WrongFormsSayWhatIsExpected) {
   EXPECT_NE(Ours({"restore", "process", "--path", "relative/a/b/c"})[0].find("usage"),
             std::string::npos);
   EXPECT_NE(Ours({"restore", "process", "--path", "/a/b"})[0].find("usage"), std::string::npos);
+  EXPECT_NE(Ours({"restore", "process", "--path", "s3://a/b/c"})[0].find("usage"),
+            std::string::npos);
+  EXPECT_NE(Ours({"restore", "process", "--path", "/x/../a/b/c"})[0].find("usage"),
+            std::string::npos);
   EXPECT_NE(Ours({"job", "stop"})[0].find("usage: cedana job"), std::string::npos);
   EXPECT_NE(Ours({"checkpoint", "inspect"})[0].find("usage: cedana checkpoint"), std::string::npos);
 }
