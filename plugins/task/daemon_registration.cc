@@ -95,12 +95,11 @@ std::string RegisterBatchJob(const std::string& socket_path, uint32_t job_id, ui
   protocol::DaemonRequest req = protocol::RequestOf(protocol::DaemonOp::kSlurmJobStart);
   req.job_id = std::to_string(job_id);
   req.uid = uid;
-  protocol::Message request = protocol::EncodeDaemonRequest(req);
-  request["v"] =
-      protocol::kVersion;  // as CallDaemon sends it: the daemon refuses a request without
   std::string error;
   const std::string line =
-      Exchange(socket_path, protocol::EncodeMessage(request), deadline, &error);
+      Exchange(socket_path,
+               protocol::EncodeMessage(protocol::WithVersion(protocol::EncodeDaemonRequest(req))),
+               deadline, &error);
   if (!error.empty()) return error;
   Result<protocol::Message> reply = ParseBoundedJson(line);
   if (!reply.has_value() || !reply->is_object())

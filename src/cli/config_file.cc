@@ -27,27 +27,23 @@ void EraseDotted(nlohmann::json* j, const std::string& key) {
 }  // namespace
 
 Result<Config> WriteConfigFile(const std::string& path, ConfigWrite how) {
-  const auto env = ProcessEnvironment();
+  // Afresh: defaults and the environment only.
+  CEDANA_ASSIGN_OR_RETURN(
+      LoadedConfig loaded,
+      LoadConfig(how == ConfigWrite::kInit ? "/nonexistent" : path, ProcessEnvironment()));
   nlohmann::json file = nlohmann::json::object();
-  Result<LoadedConfig> loaded = InvalidArgumentError("unset");
-  if (how == ConfigWrite::kInit) {
-    loaded = LoadConfig("/nonexistent", env);  // defaults and the environment only
-  } else {
-    loaded = LoadConfig(path, env);
-    if (fs::Exists(path)) {
-      CEDANA_ASSIGN_OR_RETURN(std::string text, fs::ReadFile(path));
-      CEDANA_ASSIGN_OR_RETURN(file, ParseBoundedJson(text));
-    }
+  if (how == ConfigWrite::kMerge && fs::Exists(path)) {
+    CEDANA_ASSIGN_OR_RETURN(std::string text, fs::ReadFile(path));
+    CEDANA_ASSIGN_OR_RETURN(file, ParseBoundedJson(text));
   }
-  if (!loaded.has_value()) return loaded.error();
-  CEDANA_ASSIGN_OR_RETURN(nlohmann::json ours, ParseBoundedJson(ConfigToJson(loaded->config)));
+  CEDANA_ASSIGN_OR_RETURN(nlohmann::json ours, ParseBoundedJson(ConfigToJson(loaded.config)));
   // Cedana's names of our keys go: the value now stands under our name.
   for (const CedanaKeyAlias& a : CedanaKeyAliases()) EraseDotted(&file, std::string(a.theirs));
   file.merge_patch(ours);
   CEDANA_RETURN_IF_ERROR(fs::MakeDirs(std::filesystem::path(path).parent_path().string(), 0755));
   CEDANA_RETURN_IF_ERROR(fs::WriteFileAtomic(path, file.dump(2) + "\n", 0600))
       << "writing " << path;
-  return loaded->config;
+  return loaded.config;
 }
 
 }  // namespace cedana::cli

@@ -315,10 +315,10 @@ Result<LoadedConfig> BuildConfig(const std::string_view* file_text, const std::s
   bool strict = false;  // the file's "strict": true makes an unknown key an error
 
   // A key of ours, or one of Cedana's aliases of ours (common/cedana_config_compat.h), with
-  // its value in our spelling or Cedana's. An unknown key is an error from a flag or with
-  // "strict", else a warning.
+  // its value in our spelling or Cedana's. An unknown key is an error when `unknown_is_error`
+  // (a flag, or the file with "strict"), else a warning.
   auto apply = [&](const std::string& key, const std::optional<std::string>& value,
-                   const std::string& from) -> Status {
+                   const std::string& from, bool unknown_is_error) -> Status {
     const KeySpec* spec = FindSpec(key);
     std::string note;
     if (spec == nullptr)
@@ -327,7 +327,7 @@ Result<LoadedConfig> BuildConfig(const std::string_view* file_text, const std::s
         note = "Cedana's " + key;
       }
     if (spec == nullptr) {
-      if (strict || from == "flag")
+      if (unknown_is_error)
         return InvalidArgumentError(fmt::format("unknown config key \"{}\" in {} (valid keys: {})",
                                                 key, from, ValidKeys()));
       loaded.warnings.push_back(fmt::format(
@@ -363,7 +363,7 @@ Result<LoadedConfig> BuildConfig(const std::string_view* file_text, const std::s
     }
     std::map<std::string, std::optional<std::string>> flat;
     FlattenJson(j, "", &flat);
-    for (const auto& [k, v] : flat) CEDANA_RETURN_IF_ERROR(apply(k, v, "file " + origin));
+    for (const auto& [k, v] : flat) CEDANA_RETURN_IF_ERROR(apply(k, v, "file " + origin, strict));
   }
   for (const auto& s : Specs()) {
     std::vector<std::string> names = {s.info.env};
@@ -373,11 +373,11 @@ Result<LoadedConfig> BuildConfig(const std::string_view* file_text, const std::s
     for (const std::string& name : names) {
       auto it = env.find(name);
       if (it == env.end()) continue;
-      CEDANA_RETURN_IF_ERROR(apply(s.info.key, it->second, "env " + name));
+      CEDANA_RETURN_IF_ERROR(apply(s.info.key, it->second, "env " + name, true));
       break;
     }
   }
-  for (const auto& [k, v] : overrides) CEDANA_RETURN_IF_ERROR(apply(k, v, "flag"));
+  for (const auto& [k, v] : overrides) CEDANA_RETURN_IF_ERROR(apply(k, v, "flag", true));
 
   for (const auto& s : Specs()) {
     std::string value = s.get(loaded.config);

@@ -167,26 +167,30 @@ class FakeLauncher : public WorkloadLauncher {
   mutable std::vector<WorkloadSpec> launched_;
 };
 
-// A local store whose stream writes fail after `fail_after_bytes` (per stream), or whose
-// commit fails.
+// Where a test wants the store to fail: stream writes after `fail_after_bytes` (per stream),
+// or the commit. Shared by every store the node opens.
+struct StoreFaults {
+  int64_t fail_after_bytes = -1;
+  bool fail_commit = false;
+};
+
+// A local store that fails as its StoreFaults say.
 class FaultyStore : public storage::LocalStore {
  public:
-  explicit FaultyStore(std::string root) : LocalStore(std::move(root)) {}
+  FaultyStore(std::string root, std::shared_ptr<const StoreFaults> faults)
+      : LocalStore(std::move(root)), faults_(std::move(faults)) {}
 
   Result<std::unique_ptr<storage::ByteSink>> CreateStream(const storage::CheckpointRef& ref,
                                                           int index) override {
     CEDANA_ASSIGN_OR_RETURN(auto sink, LocalStore::CreateStream(ref, index));
-    if (fail_after_bytes < 0) return sink;
+    if (faults_->fail_after_bytes < 0) return sink;
     return std::unique_ptr<storage::ByteSink>(
-        std::make_unique<FailingSink>(std::move(sink), fail_after_bytes));
+        std::make_unique<FailingSink>(std::move(sink), faults_->fail_after_bytes));
   }
   Status Commit(const storage::CheckpointRef& ref, const std::string& manifest) override {
-    if (fail_commit) return UnavailableError("the store refused the manifest (fake)");
+    if (faults_->fail_commit) return UnavailableError("the store refused the manifest (fake)");
     return LocalStore::Commit(ref, manifest);
   }
-
-  int64_t fail_after_bytes = -1;
-  bool fail_commit = false;
 
  private:
   class FailingSink : public storage::ByteSink {
@@ -204,6 +208,7 @@ class FaultyStore : public storage::LocalStore {
     std::unique_ptr<storage::ByteSink> sink_;
     int64_t budget_;
   };
+  std::shared_ptr<const StoreFaults> faults_;
 };
 
 // Everything a test's node needs, in one temporary dir.
@@ -227,14 +232,15 @@ class CheckpointerTest : public ::testing::TestWithParam<bool> {
     engine_ = engine.get();
     processes_ = processes.get();
     launcher_ = launcher.get();
-    store_ = std::make_shared<FaultyStore>(config.checkpoint_dir);
+    faults_ = std::make_shared<StoreFaults>();
+    store_ = std::make_unique<FaultyStore>(config.checkpoint_dir, faults_);
     NodeSeams seams;
     seams.engine = std::move(engine);
     seams.processes = std::move(processes);
     seams.launcher = std::move(launcher);
-    seams.open_store = [store = store_](const std::string&) {
+    seams.open_store = [root = config.checkpoint_dir, faults = faults_](const std::string&) {
       return Result<std::unique_ptr<storage::CheckpointStore>>(
-          std::make_unique<Shared>(store.get()));
+          std::make_unique<FaultyStore>(root, faults));
     };
     node_ = std::make_unique<Node>(config, std::move(seams), std::string(32, 'k'), "node-a", "4.1");
     RecordWorkload();
@@ -292,47 +298,9 @@ class CheckpointerTest : public ::testing::TestWithParam<bool> {
   using Actions = std::vector<std::string>;
   static std::string Pid(pid_t pid) { return std::to_string(pid); }
 
-  // Shares the test's store with the node (the node owns what OpenStore returns).
-  class Shared : public storage::CheckpointStore {
-   public:
-    explicit Shared(storage::CheckpointStore* s) : s_(s) {}
-    std::string Describe() const override { return s_->Describe(); }
-    Status CheckWritable(const std::string& o) override { return s_->CheckWritable(o); }
-    Result<std::unique_ptr<storage::ByteSink>> CreateStream(const storage::CheckpointRef& r,
-                                                            int i) override {
-      return s_->CreateStream(r, i);
-    }
-    Status Commit(const storage::CheckpointRef& r, const std::string& m) override {
-      return s_->Commit(r, m);
-    }
-    Status Delete(const storage::CheckpointRef& r) override { return s_->Delete(r); }
-    Result<std::unique_ptr<storage::ByteSource>> OpenStream(const storage::CheckpointRef& r,
-                                                            int i) override {
-      return s_->OpenStream(r, i);
-    }
-    Result<std::string> ReadManifest(const storage::CheckpointRef& r) override {
-      return s_->ReadManifest(r);
-    }
-    Status WriteLineage(const std::string& o, const std::string& l, const std::string& j) override {
-      return s_->WriteLineage(o, l, j);
-    }
-    Result<std::string> ReadLineage(const std::string& o, const std::string& l) override {
-      return s_->ReadLineage(o, l);
-    }
-    Result<std::vector<storage::CheckpointRef>> List(const std::optional<std::string>& o,
-                                                     const std::optional<std::string>& l) override {
-      return s_->List(o, l);
-    }
-    Result<std::vector<storage::CheckpointRef>> ListUncommitted() override {
-      return s_->ListUncommitted();
-    }
-
-   private:
-    storage::CheckpointStore* s_;
-  };
-
   storage::testing::TempDir tmp_;
-  std::shared_ptr<FaultyStore> store_;
+  std::shared_ptr<StoreFaults> faults_;
+  std::unique_ptr<FaultyStore> store_;  // the node's store, for the tests to look into
   std::unique_ptr<Node> node_;
   FakeEngine* engine_ = nullptr;
   FakeProcesses* processes_ = nullptr;
@@ -381,7 +349,7 @@ TEST_P(CheckpointerTest, CriuFailsNothingStoredTreeLeftToCriu) {
 // whatever was stored goes. A plain dump's CRIU had finished, so the tree is continued; a
 // streaming dump's CRIU, still writing, fails with its receiver and resumes the tree itself.
 TEST_P(CheckpointerTest, StoreFailsMidStream) {
-  store_->fail_after_bytes = 64 << 10;
+  faults_->fail_after_bytes = 64 << 10;
   engine_->write_until_refused_ = true;
   // Uncompressed, each entry reaches the store as soon as a stream takes it (a codec may hold
   // a block back until the end).
@@ -397,7 +365,7 @@ TEST_P(CheckpointerTest, StoreFailsMidStream) {
 }
 
 TEST_P(CheckpointerTest, CommitFailsTreeContinuedStreamsDeleted) {
-  store_->fail_commit = true;
+  faults_->fail_commit = true;
   Result<DumpOutcome> out = Dump();
   ASSERT_FALSE(out.has_value());
   EXPECT_NE(out.error().ToString().find("committing checkpoint"), std::string::npos)
@@ -415,7 +383,7 @@ TEST_P(CheckpointerTest, RollbackUndoesTheNetworkLockFirst) {
   internal.remote = {"127.0.0.1", 5001};
   internal.internal = true;
   processes_->tcp_.connections = {internal};
-  store_->fail_commit = true;
+  faults_->fail_commit = true;
   ASSERT_FALSE(Dump().has_value());
   EXPECT_EQ(processes_->actions(), (Actions{"unlock " + Pid(kPid), "SIGCONT " + Pid(kPid)}));
 }

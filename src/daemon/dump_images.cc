@@ -42,8 +42,6 @@ class Packed : public DumpImages {
  public:
   explicit Packed(DumpImagesSetup setup) : setup_(std::move(setup)) {}
 
-  bool StoresWhileCapturing() const override { return false; }
-
   Status Capture(const engine::CheckpointEngine& engine,
                  const engine::DumpRequest& request) override {
     if (Status s = engine.Dump(request); !s.ok())
@@ -122,8 +120,6 @@ class PackReceiver : public engine::ImageReceiver {
 class Streamed : public DumpImages {
  public:
   explicit Streamed(DumpImagesSetup setup) : setup_(std::move(setup)) {}
-
-  bool StoresWhileCapturing() const override { return true; }
 
   Status Capture(const engine::CheckpointEngine& engine,
                  const engine::DumpRequest& request) override {

@@ -33,9 +33,6 @@ struct StoredImages {
 class DumpImages {
  public:
   virtual ~DumpImages() = default;
-  // Whether the store may hold parts of the checkpoint once Capture has begun: the rollback
-  // must then delete them even when CRIU fails.
-  virtual bool StoresWhileCapturing() const = 0;
   // Runs CRIU's dump of `request.pid` into it. When storing failed too, the error is the store's
   // (CRIU's failure is then its consequence); a full file system is named with its free space.
   virtual Status Capture(const engine::CheckpointEngine& engine,

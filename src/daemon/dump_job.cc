@@ -134,14 +134,13 @@ Result<DumpOutcome> DumpResolved(Node& node, const DumpTarget& target, const Dum
   req.tcp_close = tcp.mode == TcpMode::kClose;
   req.run_as = plan.criu_identity;
   if (plan.criu_identity) log::Info("dump: criu runs as {} (unprivileged mode)", m.owner);
+  // A streaming dump stores while CRIU runs, so what is stored goes on any failure from here.
   DumpRollback rollback(node.processes(), m.id);
-  if (images->StoresWhileCapturing())
-    rollback.DeleteStored(images.get(), store.get(), plan.ref, store_uid, store_gid);
+  rollback.DeleteStored(images.get(), store.get(), plan.ref, store_uid, store_gid);
   if (progress) progress("dumping", 0, 0);
   const auto criu_started = Clock::now();  // frozen from here while CRIU runs
   CEDANA_RETURN_IF_ERROR(images->Capture(node.engine(), req));
   const auto dumped = Clock::now();
-  rollback.DeleteStored(images.get(), store.get(), plan.ref, store_uid, store_gid);
   if (!options.leave_running)
     rollback.ContinueTree(target.pid, req.tcp_established, plan.images_dir + "/dump.log");
   CEDANA_RETURN_IF_ERROR(FaultAt("dump:dumped"));

@@ -172,6 +172,7 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool streaming) {
   const auto began = std::chrono::steady_clock::now();
   const std::string images_name = "restore-" + m.id + "-" + NewId("");
   const std::string images_dir = node_.config().work_dir + "/" + images_name;
+  CEDANA_ASSIGN_OR_RETURN(WorkloadSpec spec, RestoredSpec(node_, m, o_, images_dir));
   node_.ClaimWorkDir(images_name);
   ScopeExit remove_images([&] {
     (void)fs::RemoveTree(images_dir);
@@ -180,10 +181,8 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool streaming) {
   CEDANA_RETURN_IF_ERROR(fs::MakeDirs(images_dir, 0700));
   // Unprivileged mode: the owner's CRIU reads the images, and the checkpoint files are read with
   // the owner's file-system identity (root_squash NFS).
-  const bool as_owner = node_.RunsAsOwner(m.owner_uid);
-  if (as_owner && ::chown(images_dir.c_str(), m.owner_uid, m.owner_gid) != 0)
+  if (spec.unprivileged && ::chown(images_dir.c_str(), m.owner_uid, m.owner_gid) != 0)
     return ErrnoStatus(errno, "giving the images dir " + images_dir + " to " + m.owner);
-  CEDANA_ASSIGN_OR_RETURN(WorkloadSpec spec, RestoredSpec(node_, m, o_, images_dir));
 
   // Unpack. A streamed restore's unpack reports from its threads while this one goes on.
   std::mutex progress_mu;
@@ -242,7 +241,7 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool streaming) {
   say("restoring", 0, 0);
   if (images->streamed()) {
     std::optional<std::pair<uid_t, gid_t>> criu_user;
-    if (as_owner) criu_user.emplace(m.owner_uid, m.owner_gid);
+    if (spec.unprivileged) criu_user.emplace(m.owner_uid, m.owner_gid);
     CEDANA_RETURN_IF_ERROR(images->Serve(criu_user));
   }
   Result<SupervisorStarted> started =

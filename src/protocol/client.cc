@@ -25,7 +25,7 @@ Result<Message> CallDaemon(const std::string& socket_path, Message request,
                       " (start it with `cedana daemon start`)",
                   err);
   }
-  request["v"] = kVersion;
+  request = WithVersion(std::move(request));
   // A daemon that does not serve this connection (too many of this user's open) writes why
   // and closes at once, so the write may fail: its answer is then still there to read.
   Status sent = WriteMessage(fd.get(), request);

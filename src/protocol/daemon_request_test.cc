@@ -139,8 +139,7 @@ TEST(EncodeDaemonRequestTest, WhatIsEncodedParsesBackTheSame) {
   restore.checkpoint_id = "20261202-101010-abcdef12";
   restore.label = "l-1";
   for (const DaemonRequest& r : requests) {
-    Message m = EncodeDaemonRequest(r);
-    m["v"] = kVersion;
+    Message m = WithVersion(EncodeDaemonRequest(r));
     Result<DaemonRequest> back = ParseDaemonRequest(m);
     ASSERT_TRUE(back.has_value()) << m.dump() << ": " << back.error().ToString();
     EXPECT_TRUE(*back == r) << "changed on the way: " << m.dump();

@@ -20,6 +20,12 @@ inline constexpr int kVersion = 1;
 
 using Message = nlohmann::json;
 
+// A request as it is sent: with the protocol version ("v") the daemon checks first.
+inline Message WithVersion(Message request) {
+  request["v"] = kVersion;
+  return request;
+}
+
 // The message as one line of text, newline included. Invalid UTF-8 in a string (a path or a
 // message built from one) is replaced with U+FFFD instead of throwing: the daemon writes its
 // replies outside any try block, so this never throws (except std::bad_alloc).

@@ -61,8 +61,7 @@ void RunDaemonRequestInput(std::string_view input) {
     if (request.has_value()) {
       CheckParsed(*message, *request);
       // What a client encodes for it is parsed back to the same request (EncodeDaemonRequest).
-      protocol::Message again = protocol::EncodeDaemonRequest(*request);
-      again["v"] = protocol::kVersion;
+      protocol::Message again = protocol::WithVersion(protocol::EncodeDaemonRequest(*request));
       Result<protocol::DaemonRequest> reparsed = protocol::ParseDaemonRequest(again);
       CEDANA_FUZZ_CHECK(reparsed.has_value() && *reparsed == *request);
       (void)protocol::EncodeMessage(
