@@ -155,6 +155,12 @@ TEST(ConfigTest, NonScalarValues) {
   auto bad = LoadConfig(WriteTemp(R"({"checkpoint": {"keep": [1]}})"), {});
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().message().find("checkpoint.keep"), std::string::npos);
+  // Also where an empty string would be a valid value.
+  auto bad_string = LoadConfig(WriteTemp(R"({"criu": {"binary": ["/x"]}})"), {});
+  ASSERT_FALSE(bad_string.has_value());
+  EXPECT_NE(bad_string.error().message().find("expected a string, integer or bool"),
+            std::string::npos)
+      << bad_string.error().message();
   auto ignored = LoadConfig(WriteTemp(R"({"gpu": {"devices": [0, 1]}, "ratio": 0.5})"), {});
   ASSERT_TRUE(ignored.has_value()) << ignored.error().ToString();
   EXPECT_EQ(ignored->warnings.size(), 2u);
