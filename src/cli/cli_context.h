@@ -91,6 +91,8 @@ void AddVersionCommand(CLI::App& app, CliContext& ctx);
 void AddConfigCommand(CLI::App& app, CliContext& ctx);
 void AddPluginCommand(CLI::App& app, CliContext& ctx);
 void AddSlurmCommand(CLI::App& app, CliContext& ctx);
+void AddCheckCommand(CLI::App& app, CliContext& ctx);
+void AddDaemonCheckCommand(CLI::App& daemon, CliContext& ctx);
 
 // Human-friendly helpers for command output.
 std::string HumanBytes(uint64_t bytes);

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
     cedana::cli::AddConfigCommand(app, ctx);
     cedana::cli::AddPluginCommand(app, ctx);
     cedana::cli::AddSlurmCommand(app, ctx);
+    cedana::cli::AddCheckCommand(app, ctx);
     // Cedana's forms of the commands become ours (cli/cedana_forms.h).
     cedana::Result<cedana::cli::TranslatedCommand> command =
         cedana::cli::TranslateCedanaForms(std::vector<std::string>(argv, argv + argc));

@@ -66,6 +66,19 @@ std::string_view ShortName(std::string_view entry) {
   return slash == std::string_view::npos ? entry : entry.substr(slash + 1);
 }
 
+// The entries of a comma-separated list, as written.
+std::vector<std::string_view> ListEntries(std::string_view list) {
+  std::vector<std::string_view> entries;
+  size_t pos = 0;
+  while (pos <= list.size() && !list.empty()) {
+    size_t comma = list.find(',', pos);
+    if (comma == std::string_view::npos) comma = list.size();
+    entries.push_back(list.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  return entries;
+}
+
 std::string Join(const std::vector<Line>& lines) {
   std::string out;
   for (const auto& l : lines) {
@@ -106,6 +119,14 @@ std::string PluginDir(std::string_view conf) {
   return colon == std::string::npos ? dirs : dirs.substr(0, colon);
 }
 
+bool ListHasPlugin(std::string_view list, std::string_view plugin) {
+  for (std::string_view entry : ListEntries(list)) {
+    std::string trimmed = Trimmed(entry);
+    if (IEquals(ShortName(trimmed), ShortName(plugin))) return true;
+  }
+  return false;
+}
+
 std::string AddPluginToList(std::string_view conf, std::string_view key, std::string_view plugin,
                             std::string_view when_absent) {
   std::vector<Line> lines = SplitLines(conf);
@@ -117,18 +138,12 @@ std::string AddPluginToList(std::string_view conf, std::string_view key, std::st
   std::string_view text = lines[*last].text;
   KeyValue kv = *MatchKey(text, key);
   std::string_view value = text.substr(kv.value_begin, kv.value_end - kv.value_begin);
-  std::string new_value;
+  if (ListHasPlugin(value, plugin)) return std::string(conf);
   bool only_none = true;
-  size_t pos = 0;
-  while (pos <= value.size() && !value.empty()) {
-    size_t comma = value.find(',', pos);
-    if (comma == std::string_view::npos) comma = value.size();
-    std::string_view entry = value.substr(pos, comma - pos);
-    pos = comma + 1;
-    if (IEquals(ShortName(entry), ShortName(plugin))) return std::string(conf);  // already there
+  for (std::string_view entry : ListEntries(value))
     if (!entry.empty() && !IEquals(ShortName(entry), "none")) only_none = false;
-  }
-  new_value = only_none ? std::string(plugin) : std::string(value) + "," + std::string(plugin);
+  std::string new_value =
+      only_none ? std::string(plugin) : std::string(value) + "," + std::string(plugin);
   std::string edited = std::string(text.substr(0, kv.value_begin)) + new_value +
                        std::string(text.substr(kv.value_end));
   lines[*last].text = edited;  // `edited` outlives Join below
@@ -147,15 +162,19 @@ std::string AddPreemptNoticeToSlurmConf(std::string_view conf) {
                          "preempt_send_user_signal");
 }
 
-std::string AddSpankToPlugstack(std::string_view plugstack, std::string_view spank_so_path) {
+bool PlugstackLoadsCedana(std::string_view plugstack) {
   for (const auto& line : SplitLines(plugstack)) {
     std::string_view t = line.text;
     while (!t.empty() && IsSpace(t.front())) t.remove_prefix(1);
     if (t.empty() || t.front() == '#') continue;
     size_t hash = t.find('#');
-    if (t.substr(0, hash).find("spank_cedana.so") != std::string_view::npos)
-      return std::string(plugstack);
+    if (t.substr(0, hash).find("spank_cedana.so") != std::string_view::npos) return true;
   }
+  return false;
+}
+
+std::string AddSpankToPlugstack(std::string_view plugstack, std::string_view spank_so_path) {
+  if (PlugstackLoadsCedana(plugstack)) return std::string(plugstack);
   return AppendLine(plugstack, "required " + std::string(spank_so_path));
 }
 

@@ -31,6 +31,10 @@ std::string PluginDir(std::string_view conf);
 std::string AddPluginToList(std::string_view conf, std::string_view key, std::string_view plugin,
                             std::string_view when_absent);
 
+// Whether the comma-separated plugin list `list` ("task/affinity,task/cedana") names `plugin`
+// ("task/cedana"; entries match with or without their "<type>/" prefix).
+bool ListHasPlugin(std::string_view list, std::string_view plugin);
+
 // The three slurm.conf edits of setup.
 //   TaskPlugin=...,task/cedana  (or a new line TaskPlugin=task/affinity,task/cedana)
 //   CliFilterPlugins=...,cli_filter/cedana
@@ -43,8 +47,9 @@ std::string AddCedanaToSlurmConf(std::string_view conf);
 // when the preemption begins, instead of the job proxy asking slurmctld twice a second.
 std::string AddPreemptNoticeToSlurmConf(std::string_view conf);
 
-// Adds the line `required <spank_so_path>` to plugstack.conf unless an uncommented line
-// already loads a file named spank_cedana.so.
+// Whether an uncommented line of plugstack.conf loads a file named spank_cedana.so.
+bool PlugstackLoadsCedana(std::string_view plugstack);
+// Adds the line `required <spank_so_path>` to plugstack.conf unless PlugstackLoadsCedana.
 std::string AddSpankToPlugstack(std::string_view plugstack, std::string_view spank_so_path);
 
 }  // namespace cedana::slurm

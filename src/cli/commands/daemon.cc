@@ -1,4 +1,5 @@
 // `cedana daemon start`: the node daemon, in the foreground (systemd runs it as is).
+// `cedana daemon check`: commands/check.cc.
 // `cedana shim`: the per-workload supervisor the daemon starts (internal).
 #include "cli/cli_context.h"
 #include "daemon/server.h"
@@ -26,6 +27,7 @@ void AddDaemonCommand(CLI::App& app, CliContext& ctx) {
         d->version.c_str(), d->criu.c_str(), d->criu_version.c_str(),
         d->no_breakpoints ? "on" : "off", d->checkpoint_dir.c_str());
   });
+  AddDaemonCheckCommand(*daemon, ctx);
 }
 
 void AddShimCommand(CLI::App& app, CliContext& ctx) {

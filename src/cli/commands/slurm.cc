@@ -10,8 +10,8 @@
 
 #include "cli/cli_context.h"
 #include "common/fs.h"
-#include "common/subprocess.h"
 #include "engine/criu_client.h"
+#include "slurm/running_slurm.h"
 #include "slurm/slurm_install.h"
 
 namespace cedana::cli {
@@ -50,15 +50,9 @@ Status CheckCanChange(const slurm::SlurmInstallPaths& paths) {
 // (major.minor.micro) they were built for: refuse a mismatch before changing anything.
 Status CheckSlurmVersion() {
 #ifdef CEDANA_BUILT_FOR_SLURM
-  std::string out;
-  subprocess::Command scontrol;
-  scontrol.argv = {"scontrol", "--version"};
-  (void)subprocess::Run(scontrol, subprocess::Output::kStdout, &out);
-  // "slurm 22.05.8"
-  size_t space = out.find(' ');
-  std::string running = space == std::string::npos ? "" : out.substr(space + 1);
-  while (!running.empty() && (running.back() == '\n' || running.back() == ' ')) running.pop_back();
-  if (running.empty()) return OkStatus();  // no scontrol here: nothing to compare with
+  Result<std::string> installed = slurm::InstalledSlurmVersion();
+  if (!installed.has_value()) return OkStatus();  // no working scontrol: nothing to compare with
+  const std::string& running = *installed;
   if (running != CEDANA_BUILT_FOR_SLURM)
     return FailedPreconditionError(
         "these plugins were built for SLURM " CEDANA_BUILT_FOR_SLURM " but this node runs SLURM " +
