@@ -173,6 +173,7 @@ Result<DumpOutcome> DumpResolved(Node& node, const DumpTarget& target, const Dum
         << "committing checkpoint " << m.id;
   }
   rollback.Committed();
+  const auto committed = Clock::now();
   (void)FaultAt("dump:committed");  // a pause only: past the commit nothing rolls back
 
   // Finish: the committed tree ends, and retention runs.
@@ -204,7 +205,14 @@ Result<DumpOutcome> DumpResolved(Node& node, const DumpTarget& target, const Dum
       m.id, target.pid, m.label, m.StoredBytes(),
       options.waited_ms > 0 ? fmt::format("waited {} ms for a slot, ", options.waited_ms) : "",
       MsBetween(criu_started, dumped), m.duration_ms, stored.note);
-  return DumpOutcome{m, store->Describe() + "/" + plan.ref.Path()};
+  DumpOutcome outcome{m, store->Describe() + "/" + plan.ref.Path(), {}};
+  outcome.phases_ms = {{"queue", options.waited_ms},
+                       {"prepare", MsBetween(started, criu_started)},
+                       {"freeze", MsBetween(criu_started, dumped)},
+                       {"store", MsBetween(dumped, committing)},
+                       {"commit", MsBetween(committing, committed)},
+                       {"finish", MsBetween(committed, Clock::now())}};
+  return outcome;
 }
 
 }  // namespace

@@ -33,6 +33,10 @@ struct DumpOptions {
 struct DumpOutcome {
   image::Manifest manifest;
   std::string location;  // "<store>/<owner>/<label>/<id>"
+  // How long each step took, in order (ms): queue (waiting for a dump slot), prepare, freeze
+  // (CRIU dumping the stopped tree), store (pack, compress, upload), commit, finish (the tree
+  // ended, retention). `cedana dump --profile`.
+  std::vector<std::pair<std::string, int64_t>> phases_ms;
 };
 
 // phase: "dumping", "packing", "committing"; done/total in bytes where known.

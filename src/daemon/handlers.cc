@@ -386,6 +386,7 @@ Result<Message> HandleDump(Node& node, const Caller& caller, const DaemonRequest
   slot.Succeeded();
   protocol::CheckpointSummary summary = SummaryOf(out.manifest);
   summary.location = out.location;
+  summary.phases_ms = out.phases_ms;
   return protocol::EncodeReply(summary);
 }
 

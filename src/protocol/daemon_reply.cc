@@ -30,6 +30,22 @@ Status ReadObject(const Message& m, const char* key, Read read, T* out) {
   return read(*it, out);
 }
 
+// "phases": [{"phase": "freeze", "ms": 120}, ...], in the order the steps ran.
+Status ReadPhases(const Message& m, std::vector<std::pair<std::string, int64_t>>* out) {
+  auto it = m.find("phases");
+  if (it == m.end()) return OkStatus();
+  if (!it->is_array()) return InvalidArgumentError("reply field \"phases\" must be an array");
+  for (const Message& entry : *it) {
+    if (!entry.is_object()) return InvalidArgumentError("reply field \"phases\" must hold objects");
+    const FieldReader f(entry, "phase");
+    std::pair<std::string, int64_t> phase;
+    CEDANA_RETURN_IF_ERROR(f.String("phase", &phase.first));
+    CEDANA_RETURN_IF_ERROR(ReadCount(f, "ms", kMaxInt64, &phase.second));
+    out->push_back(std::move(phase));
+  }
+  return OkStatus();
+}
+
 Message SummaryJson(const CheckpointSummary& c) {
   Message j = {{"id", c.id},
                {"label", c.label},
@@ -50,6 +66,11 @@ Message SummaryJson(const CheckpointSummary& c) {
   if (!c.location.empty()) j["location"] = c.location;
   if (!c.state.empty()) j["state"] = c.state;
   if (!c.run.empty()) j["run"] = c.run;
+  if (!c.phases_ms.empty()) {
+    Message phases = Message::array();
+    for (const auto& [phase, ms] : c.phases_ms) phases.push_back({{"phase", phase}, {"ms", ms}});
+    j["phases"] = std::move(phases);
+  }
   return j;
 }
 
@@ -73,7 +94,8 @@ Status ReadSummary(const Message& m, CheckpointSummary* c) {
   CEDANA_RETURN_IF_ERROR(f.String("workload_id", &c->workload_id));
   CEDANA_RETURN_IF_ERROR(f.String("location", &c->location));
   CEDANA_RETURN_IF_ERROR(f.String("state", &c->state));
-  return f.String("run", &c->run);
+  CEDANA_RETURN_IF_ERROR(f.String("run", &c->run));
+  return ReadPhases(m, &c->phases_ms);
 }
 
 Status ReadTimeLimit(const Message& m, std::optional<TimeLimitGrant>* out) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/result.h"
@@ -47,6 +48,8 @@ struct CheckpointSummary {
   std::string location;  // dump: "<store>/<owner>/<label>/<id>"
   std::string state;     // list: "good" or "unverified" (its MAC)
   std::string run;       // list: "open", or "finished" (its run ended by itself)
+  // dump: how long each of its steps took, in order (daemon/dump_job.h, DumpOutcome).
+  std::vector<std::pair<std::string, int64_t>> phases_ms;
   bool operator==(const CheckpointSummary&) const = default;
 };
 

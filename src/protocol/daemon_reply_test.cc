@@ -26,6 +26,7 @@ CheckpointSummary FullSummary() {
   c.job_id = "7";
   c.workload_id = "wl-3f9a0c12";
   c.location = "/var/lib/cedana/checkpoints/alice/job-7/20261202-160745-0f631db0";
+  c.phases_ms = {{"queue", 0}, {"freeze", 300}, {"store", 480}, {"commit", 12}};
   return c;
 }
 
@@ -143,6 +144,10 @@ TEST(DaemonReplyTest, AFieldOfTheWrongTypeIsNamed) {
   }
   EXPECT_FALSE(ParseDumpReply(Message{{"checkpoint", "id"}}).has_value());
   EXPECT_FALSE(ParseDumpReply(Message{{"checkpoint", {{"stored_bytes", -5}}}}).has_value());
+  EXPECT_FALSE(ParseDumpReply(Message{{"checkpoint", {{"phases", {{"freeze", 3}}}}}}).has_value());
+  EXPECT_FALSE(
+      ParseDumpReply(Message{{"checkpoint", {{"phases", {{{"phase", "freeze"}, {"ms", -1}}}}}}})
+          .has_value());
   EXPECT_FALSE(ParseCheckpointList(Message{{"checkpoints", {1, 2}}}).has_value());
   EXPECT_FALSE(ParseSlurmJobRegistered(Message{{"uid", "root"}}).has_value());
   EXPECT_FALSE(ParseWorkloadList(Message{{"workloads", {{{"argv", "ls"}}}}}).has_value());

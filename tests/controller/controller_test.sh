@@ -102,6 +102,32 @@ abuse=$?
 grep -E '^(PASS|FAIL)' "$T/abuse.out" | while read -r line; do say "$line"; done
 check "abuse_test.py" test $abuse = 0
 [ $abuse = 0 ] || tail -5 "$T/abuse.out" >&2
+# /metrics, scraped as Prometheus does (no token): what the catalog holds after the API tests.
+curl -sS -D "$T/metrics.headers" "$URL/metrics" -o "$T/metrics.txt"
+check "metrics: served in Prometheus's text format" grep -qi '^content-type: text/plain; version=0.0.4' "$T/metrics.headers"
+check "metrics: agree with the catalog, and name no user" python3 - "$T/metrics.txt" "$URL" "$ADMIN" <<'PY'
+import json, re, sys, urllib.request
+text = open(sys.argv[1]).read()
+samples = {}
+for line in text.splitlines():
+    if line.startswith("#") or not line:
+        continue
+    m = re.fullmatch(r'([a-z_]+)(\{[^}]*\})? (\S+)', line)
+    assert m, "not a sample line: " + line
+    samples[m.group(1) + (m.group(2) or "")] = float(m.group(3))
+def total(prefix):
+    return sum(v for k, v in samples.items() if k.startswith(prefix))
+req = urllib.request.Request(sys.argv[2] + "/v1/checkpoints", headers={"Authorization": "Bearer " + sys.argv[3]})
+listed = json.load(urllib.request.urlopen(req, timeout=10))
+assert total("cedana_checkpoints{") == len(listed), (total("cedana_checkpoints{"), len(listed))
+assert total("cedana_checkpoint_stored_bytes{") == sum(c["size"] for c in listed), samples
+assert total('cedana_checkpoint_duration_seconds_count{phase="freeze"') == len(listed), samples
+assert total('cedana_operations_total{kind="restore",state="done"') >= 1, samples
+assert samples['cedana_nodes{state="reporting"}'] >= 1, samples
+assert "nobody" not in text, "a user name in /metrics"
+for family in ("cedana_checkpoints", "cedana_operations_total", "cedana_checkpoint_duration_seconds", "cedana_managed_jobs", "cedana_nodes"):
+    assert "# TYPE " + family + " " in text, family
+PY
 n=$(last_number "$T/nobody/counter.out" "Counter: ")
 check "the user's workload restored through the controller counts on" \
   wait_for 10 at_least "$T/nobody/counter.out" "Counter: " $((n + 2))

@@ -45,6 +45,27 @@ check "it goes on writing its file" wait_for 10 at_least "$T/pid.out" "tick " $(
 check "without a gap or repeat" sequence_ok "$T/pid.out" "tick "
 "$CEDANA" kill "$r" >/dev/null
 
+# dump --profile: how long each phase of the checkpoint took, as JSON.
+w=$("$CEDANA" run --label profiled --output "$T/profiled.out" -- "$WORKLOADS/counter.sh" 2>/dev/null)
+wait_for 10 at_least "$T/profiled.out" "Counter: " 2
+ck=$(dump_id "$w" --leave-running --profile "$T/profile.json")
+check "dump --profile writes the checkpoint's phases in the order they ran" python3 - "$T/profile.json" "$ck" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert p["operation"] == "dump" and p["checkpoint_id"] == sys.argv[2], p
+names = [x["phase"] for x in p["phases"]]
+assert names == ["queue", "prepare", "freeze", "store", "commit", "finish"], names
+ms = {x["phase"]: x["ms"] for x in p["phases"]}
+assert all(v >= 0 for v in ms.values()), ms
+assert ms["freeze"] >= 1 and ms["freeze"] <= p["frozen_ms"], (ms, p["frozen_ms"])
+assert ms["prepare"] + ms["freeze"] + ms["store"] <= p["total_ms"] + 1, (ms, p["total_ms"])
+assert p["stored_bytes"] > 0, p
+PY
+out=$("$CEDANA" dump "$w" --leave-running --profile "$T/no-such-dir/profile.json" 2>&1); rc=$?
+check "a profile that cannot be written is an error naming it" grep -q "writing the profile $T/no-such-dir/profile.json" <<<"$out"
+check "after the checkpoint's id (the checkpoint is made)" bash -c "test $rc != 0 && grep -Eq '^[0-9]{8}-[0-9]{6}-' <<<'$out'"
+"$CEDANA" kill "$w" >/dev/null
+
 # dump --pid of a managed workload's root pid (the pid `cedana ps` shows) dumps that workload,
 # with its label; a pid inside a workload is refused, naming the workload.
 # The workload keeps one long-lived child: the counter's own `sleep 0.1` children may be gone

@@ -1,15 +1,34 @@
 // `cedana dump ID|--pid PID|slurm JOBID [--leave-running|--stop] [--dir D] [--compression C]
-// [--streams N] [--tcp-established|--tcp-close]`
+// [--streams N] [--tcp-established|--tcp-close] [--profile FILE]`
 #include <fmt/format.h>
 
 #include "cli/cli_context.h"
 #include "common/checkpoint_streams.h"
+#include "common/fs.h"
 
 namespace cedana::cli {
+namespace {
+
+// --profile: the checkpoint and its phases, in the order they ran.
+Status WriteProfile(const std::string& path, const protocol::CheckpointSummary& c) {
+  nlohmann::json phases = nlohmann::json::array();
+  for (const auto& [phase, ms] : c.phases_ms) phases.push_back({{"phase", phase}, {"ms", ms}});
+  nlohmann::json profile = {{"operation", "dump"},
+                            {"checkpoint_id", c.id},
+                            {"total_ms", c.duration_ms},
+                            {"frozen_ms", c.frozen_ms},
+                            {"stored_bytes", c.stored_bytes},
+                            {"images_bytes", c.images_bytes},
+                            {"phases", phases}};
+  return fs::WriteFileAtomic(path, profile.dump(2) + "\n", 0644)
+      .WithContext("writing the profile " + path);
+}
+
+}  // namespace
 
 void AddDumpCommand(CLI::App& app, CliContext& ctx) {
   struct Opts {
-    std::string id, job_id, dir, compression, label;
+    std::string id, job_id, dir, compression, label, profile;
     int pid = 0;
     int streams = 0;
     bool leave_running = false;
@@ -29,6 +48,9 @@ void AddDumpCommand(CLI::App& app, CliContext& ctx) {
   dump->add_option("--dir,-d", o->dir, "Checkpoint dir (path or s3://bucket/prefix)");
   dump->add_option("--compression,-c", o->compression, "none, gzip, lz4 or zstd");
   auto* streams = dump->add_option("--streams,-s", o->streams, "Number of parallel streams (1-64)");
+  dump->add_option("--profile", o->profile,
+                   "Write how long each phase took (queue, prepare, freeze, store, commit, finish) "
+                   "to this file, as JSON");
   dump->add_option("--label,-l", o->label, "Label for this checkpoint (default: the workload's)");
   auto* established =
       dump->add_flag("--tcp-established", o->tcp_established,
@@ -83,6 +105,9 @@ void AddDumpCommand(CLI::App& app, CliContext& ctx) {
                  c->id.c_str(), c->label.c_str(), HumanBytes(c->stored_bytes).c_str(),
                  HumanBytes(c->images_bytes).c_str(), c->codec.c_str(), c->streams,
                  c->duration_ms / 1000.0, c->location.c_str());
+    // After the id: the checkpoint is made whether or not its profile can be written.
+    if (!o->profile.empty())
+      if (Status s = WriteProfile(o->profile, *c); !s.ok()) ctx.Fail(s);
   });
 }
 

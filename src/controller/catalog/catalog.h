@@ -168,6 +168,28 @@ struct MoveRecord {
   int64_t at_ms = 0;
 };
 
+// What /metrics reports, read from the catalog in one go (catalog_figures.cc).
+struct CatalogFigures {
+  struct Checkpoint {
+    std::string reason;  // "" for checkpoints older than reasons
+    int64_t size = 0, duration_ms = 0, frozen_ms = 0;
+  };
+  std::vector<Checkpoint> checkpoints;  // every indexed checkpoint
+  struct Operations {
+    std::string kind, state, reason;
+    int64_t count = 0;
+  };
+  std::vector<Operations> operations;  // counts by kind, state and reason
+  struct FinishedOperation {
+    std::string kind, state;
+    int64_t duration_ms = 0;  // created to finished
+  };
+  std::vector<FinishedOperation> finished;
+  std::vector<std::pair<std::string, int64_t>> managed_jobs;  // by status
+  int64_t nodes = 0;
+  int64_t nodes_recent = 0;  // seen since the `recent_since_ms` asked for
+};
+
 class Catalog {
  public:
   // Takes a migrated database.
@@ -245,6 +267,10 @@ class Catalog {
   Status RecordJobEvents(const std::vector<JobEvent>& events);
   Status RecordRunStarts(const std::vector<JobEvent>& starts);
   Result<std::vector<JobEvent>> ListJobEvents(int64_t job_id);  // oldest first
+
+  // The figures of /metrics (catalog_figures.cc); nodes seen at or after `recent_since_ms` count
+  // as recent.
+  Result<CatalogFigures> Figures(int64_t recent_since_ms);
 
  private:
   // A strictly increasing millisecond stamp: a sync deletes the rows older than its stamp, so

@@ -9,6 +9,7 @@
 #include "common/log.h"
 #include "common/version.h"
 #include "controller/http/connection_threads.h"
+#include "controller/metrics/controller_metrics.h"
 
 namespace cedana::controller {
 namespace {
@@ -166,6 +167,17 @@ void ApiServer::RegisterRoutes() {
     if (!db.ok()) body["error"] = db.message();
     res.status = db.ok() ? 200 : 503;
     res.set_content(body.dump(), "application/json");
+  });
+  // Prometheus scrapes this; it names no user or job, so it needs no token (docs/controller.md).
+  server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    constexpr int64_t kRecentMs = 120'000;
+    Result<CatalogFigures> figures = catalog_.Figures(NowMs() - kRecentMs);
+    if (!figures.has_value()) {
+      res.status = 503;
+      res.set_content("catalog unavailable: " + figures.error().message() + "\n", "text/plain");
+      return;
+    }
+    res.set_content(RenderControllerMetrics(*figures), "text/plain; version=0.0.4; charset=utf-8");
   });
   Route("GET", "/v1/whoami", Access::kToken,
         [](const Principal& p, const httplib::Request&) -> Result<Reply> {
