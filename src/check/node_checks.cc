@@ -267,11 +267,15 @@ Finding CheckSlurmPlugins(const std::string& installed) {
       slurm::MissingCedanaPlugins(*running, plugstack.has_value() ? *plugstack : "");
   std::string plugin_dir = (*running)["PluginDir"];
   if (size_t colon = plugin_dir.find(':'); colon != std::string::npos) plugin_dir.resize(colon);
+  std::vector<std::string> absent;
   for (const char* so : {slurm::kTaskSo, slurm::kJobSubmitSo, slurm::kCliFilterSo, slurm::kSpankSo})
-    if (!plugin_dir.empty() && !fs::Exists(plugin_dir + "/" + so))
-      missing.push_back(fmt::format("{} (not in PluginDir {})", so, plugin_dir));
-  if (!missing.empty())
-    return Fail(name, fmt::format("not loaded: {}", fmt::join(missing, ", ")),
+    if (!plugin_dir.empty() && !fs::Exists(plugin_dir + "/" + so)) absent.push_back(so);
+  std::vector<std::string> problems;
+  if (!missing.empty()) problems.push_back(fmt::format("not loaded: {}", fmt::join(missing, ", ")));
+  if (!absent.empty())
+    problems.push_back(fmt::format("not in PluginDir {}: {}", plugin_dir, fmt::join(absent, ", ")));
+  if (!problems.empty())
+    return Fail(name, fmt::format("{}", fmt::join(problems, "; ")),
                 "`cedana slurm setup` as root on every SLURM node");
   return Ok(name, "task/cedana, job_submit/cedana, cli_filter/cedana and spank_cedana.so (" +
                       plugstack_path + ")");

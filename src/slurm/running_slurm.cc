@@ -31,16 +31,18 @@ Result<std::string> Scontrol(std::vector<std::string> args) {
 }  // namespace
 
 std::string ParseScontrolVersion(std::string_view output) {
-  // scontrol may warn first (its stderr is read too): the version is the line "slurm X".
-  constexpr std::string_view kPrefix = "slurm ";
+  // scontrol may warn first (its stderr is read too): the version is the line "slurm X"
+  // (upstream's builds) or "slurm-wlm X" (Debian's).
   size_t pos = 0;
   while (pos < output.size()) {
     size_t end = output.find('\n', pos);
     if (end == std::string_view::npos) end = output.size();
     std::string_view line = Trim(output.substr(pos, end - pos));
     pos = end + 1;
-    if (line.substr(0, kPrefix.size()) != kPrefix) continue;
-    std::string_view version = Trim(line.substr(kPrefix.size()));
+    size_t space = line.find(' ');
+    std::string_view name = line.substr(0, space);
+    if (space == std::string_view::npos || (name != "slurm" && name != "slurm-wlm")) continue;
+    std::string_view version = Trim(line.substr(space + 1));
     if (!version.empty() && version.find_first_not_of("0123456789.-rc") == std::string_view::npos)
       return std::string(version);
   }

@@ -12,8 +12,8 @@
 
 namespace cedana::slurm {
 
-// "22.05.8" of `scontrol --version`'s line "slurm 22.05.8" (after any warnings); "" when
-// there is none.
+// "22.05.8" of `scontrol --version`'s line "slurm 22.05.8" (Debian's: "slurm-wlm 22.05.8"),
+// after any warnings; "" when there is none.
 std::string ParseScontrolVersion(std::string_view output);
 // The installed SLURM's version. kNotFound when scontrol is not installed; kUnavailable when it
 // fails (no slurm.conf: SLURM is not configured on this node) or says nothing useful.

@@ -7,6 +7,8 @@ namespace {
 
 TEST(ScontrolVersion, IsReadFromItsOneLine) {
   EXPECT_EQ(ParseScontrolVersion("slurm 22.05.8\n"), "22.05.8");
+  EXPECT_EQ(ParseScontrolVersion("slurm-wlm 22.05.8\n"), "22.05.8");  // Debian's build
+  EXPECT_EQ(ParseScontrolVersion("slurmd 22.05.8\n"), "");
   EXPECT_EQ(ParseScontrolVersion("slurm 25.11.0-0rc1\n"), "25.11.0-0rc1");
   EXPECT_EQ(ParseScontrolVersion(""), "");
   EXPECT_EQ(ParseScontrolVersion("scontrol: error: something\n"), "");
