@@ -84,7 +84,7 @@ Finding CheckDaemon(const Config& config) {
   return Ok("node daemon", detail);
 }
 
-// The criu binary and its version; nullopt-like "" path when unusable.
+// The criu binary and its version; *binary is left "" when there is no usable one.
 Finding CheckCriuBinary(const Config& config, std::string* binary) {
   engine::CriuSettings settings;
   settings.binary = config.criu_binary;
@@ -291,8 +291,8 @@ Finding CheckController(const Config& config) {
   auto health = client.Get("/health");
   if (!health.has_value())
     return Warn(name, config.url + ": " + health.error().message(),
-                "check connection.url and that the controller runs (`cedana-slurm controller "
-                "status` on its node)");
+                "check connection.url and that the controller runs (`cedana-slurm daemon status` "
+                "on its node)");
   return Ok(name, fmt::format("{}: cedana {}, database {}", config.url,
                               health->value("version", "?"), health->value("database", "?")));
 }

@@ -69,7 +69,8 @@ std::map<std::string, std::string> ParseShowConfig(std::string_view output) {
     if (eq == std::string_view::npos) continue;
     std::string_view key = Trim(line.substr(0, eq));
     if (key.empty() || key.find(' ') != std::string_view::npos) continue;
-    config[std::string(key)] = std::string(Trim(line.substr(eq + 3)));
+    std::string_view value = Trim(line.substr(eq + 3));
+    config[std::string(key)] = value == "(null)" ? "" : std::string(value);
   }
   return config;
 }

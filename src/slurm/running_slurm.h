@@ -19,7 +19,8 @@ std::string ParseScontrolVersion(std::string_view output);
 // fails (no slurm.conf: SLURM is not configured on this node) or says nothing useful.
 Result<std::string> InstalledSlurmVersion();
 
-// `scontrol show config`'s "Key  = value" lines, by key; other lines are left out.
+// `scontrol show config`'s "Key  = value" lines, by key; other lines are left out. A value
+// SLURM prints as "(null)" (unset: PlugStackConfig without the key in slurm.conf) is "".
 std::map<std::string, std::string> ParseShowConfig(std::string_view output);
 // The configuration the running slurmctld reports. kUnavailable when scontrol cannot be run or
 // slurmctld does not answer, with scontrol's words.

@@ -25,6 +25,7 @@ constexpr char kShowConfig[] =
     "CliFilterPlugins        = cli_filter/cedana\n"
     "JobSubmitPlugins        = lua,cedana\n"
     "PlugStackConfig         = /etc/slurm/plugstack.conf\n"
+    "PrologSlurmctld         = (null)\n"
     "TaskPlugin              = task/affinity,task/cedana\n"
     "TaskPluginParam         = (null type)\n"
     "\n"
@@ -36,8 +37,9 @@ TEST(ShowConfig, KeysAndValuesOfItsAssignmentLines) {
   EXPECT_EQ(config["TaskPlugin"], "task/affinity,task/cedana");
   EXPECT_EQ(config["PlugStackConfig"], "/etc/slurm/plugstack.conf");
   EXPECT_EQ(config["TaskPluginParam"], "(null type)");
+  EXPECT_EQ(config.at("PrologSlurmctld"), "") << "unset";
   EXPECT_EQ(config.count("Configuration data as of 2026-12-02T10:00:00"), 0u);
-  EXPECT_EQ(config.size(), 6u);
+  EXPECT_EQ(config.size(), 7u);
 }
 
 TEST(CedanaPlugins, NoneMissingWhenAllAreLoaded) {

@@ -33,7 +33,8 @@ cp -p /etc/slurm/plugstack.conf "$T/plugstack.conf.before" 2>/dev/null
 start_daemon || { say "cannot start the node daemon"; cat "$T/daemon.out" >&2; exit 1; }
 # Before setup, `cedana check` fails, naming the plugins slurmctld does not load.
 out=$("$CEDANA" check --probe-mib 1 2>&1); rc=$?
-check "cedana check fails before setup" test $rc = 1 || say "$out"
+check "cedana check fails before setup" test $rc = 1
+[ $rc = 1 ] || say "$out"
 check "naming the plugins not loaded" \
   grep -Eq '^FAIL +slurm plugins +not loaded: task/cedana, job_submit/cedana' <<<"$out"
 check "and the fix" grep -q 'fix: `cedana slurm setup` as root on every SLURM node' <<<"$out"
@@ -49,7 +50,8 @@ check "slurm.conf has the cli_filter plugin" grep -q '^CliFilterPlugins=cli_filt
 check "plugstack.conf requires spank_cedana.so" grep -q '^required .*/spank_cedana.so' /etc/slurm/plugstack.conf
 check "the cluster is back up after setup" wait_for 30 bash -c "sinfo -h -n $CLUSTER_NODE -o %t | grep -qE 'idle|mix|alloc'"
 out=$("$CEDANA" check --probe-mib 1 2>&1); rc=$?
-check "cedana check passes after setup" test $rc = 0 || say "$out"
+check "cedana check passes after setup" test $rc = 0
+[ $rc = 0 ] || say "$out"
 check "it finds SLURM at the plugins' version" grep -Eq '^ok +slurm +SLURM [0-9.]+ \(the plugins. version\)' <<<"$out"
 check "and every plugin loaded" grep -Eq '^ok +slurm plugins +task/cedana, job_submit/cedana, cli_filter/cedana and spank_cedana.so' <<<"$out"
 
