@@ -5,6 +5,7 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -19,6 +20,8 @@
 #include "protocol/client.h"
 #include "protocol/controller_client.h"
 #include "protocol/daemon_reply.h"
+#include "slurm/plugin_builds.h"
+#include "slurm/plugin_file_version.h"
 #include "slurm/running_slurm.h"
 #include "slurm/slurm_install.h"
 #include "storage/checkpoint_id.h"
@@ -229,7 +232,9 @@ Finding CheckStore(const Config& config, const CheckOptions& options) {
                         where, options.probe_bytes >> 20, *rate, 10240 / *rate));
 }
 
-// SLURM's version against the plugins' build; "" in *installed when SLURM is not here.
+// SLURM's version against the plugins' build: the one installed into SLURM's PluginDir when
+// there is one (read from the file), else the builds in the plugin store. "" in *installed
+// when SLURM is not here.
 Finding CheckSlurmVersion(const CheckOptions& options, std::string* installed) {
   Result<std::string> version = slurm::InstalledSlurmVersion();
   if (!version.has_value())
@@ -238,16 +243,33 @@ Finding CheckSlurmVersion(const CheckOptions& options, std::string* installed) {
                              : "SLURM is not configured on this node: " +
                                    LastLine(version.error().message()));
   *installed = *version;
-  if (options.built_for_slurm.empty())
-    return Warn("slurm", "SLURM " + *installed + ", but this cedana was built without SLURM",
-                "build cedana with libslurm-dev installed (scripts/setup.sh)");
-  if (*installed != options.built_for_slurm)
-    return Fail("slurm",
-                fmt::format("SLURM {} here, but the plugins are built for SLURM {}: SLURM loads "
-                            "them only into that version",
-                            *installed, options.built_for_slurm),
-                "rebuild cedana on a machine with this SLURM's libslurm-dev (scripts/setup.sh)");
-  return Ok("slurm", "SLURM " + *installed + " (the plugins' version)");
+  const std::string reinstall =
+      "`cedana plugin install slurm slurm/wlm` (it takes the build for this SLURM), then "
+      "`cedana slurm setup`";
+  auto layout = slurm::LocateSlurm(slurm::DefaultSlurmInstallPaths());
+  for (const char* so : {slurm::kTaskSo, slurm::kJobSubmitSo, slurm::kCliFilterSo}) {
+    if (!layout.has_value()) break;
+    auto built = slurm::PluginFileSlurmVersion(layout->plugin_dir + "/" + so);
+    if (!built.has_value()) continue;
+    if (*built != *installed)
+      return Fail("slurm",
+                  fmt::format("SLURM {} here, but {}/{} is built for SLURM {}: SLURM loads it "
+                              "only into that version",
+                              *installed, layout->plugin_dir, so, *built),
+                  reinstall);
+    return Ok("slurm", "SLURM " + *installed + " (the installed plugins' version)");
+  }
+  std::vector<std::string> builds = slurm::PluginBuilds(options.plugin_store, {slurm::kTaskSo});
+  if (std::find(builds.begin(), builds.end(), *installed) != builds.end())
+    return Ok("slurm", "SLURM " + *installed + " (the plugin store has a build for it)");
+  std::string listed;
+  for (const auto& b : builds) listed += (listed.empty() ? "" : ", ") + b;
+  return Fail("slurm",
+              fmt::format("SLURM {} here, and the plugin store {} has no build for it (builds: "
+                          "{})",
+                          *installed, options.plugin_store, listed.empty() ? "none" : listed),
+              "build cedana on a machine with this SLURM's libslurm-dev (scripts/setup.sh) and "
+              "run cmake --install");
 }
 
 Finding CheckSlurmPlugins(const std::string& installed) {

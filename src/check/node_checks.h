@@ -17,8 +17,9 @@ struct CheckOptions {
   bool full = true;
   // Bytes written to the store to measure its throughput.
   uint64_t probe_bytes = uint64_t{64} << 20;
-  // The SLURM version the plugins were built for; "" when built without SLURM.
-  std::string built_for_slurm;
+  // The plugin store (one build per SLURM version), for the builds there are when the plugins
+  // are not installed into SLURM yet.
+  std::string plugin_store;
 };
 
 // Runs every check in order; never fails as a whole (a probe that cannot run is a finding).

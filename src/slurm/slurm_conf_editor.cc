@@ -3,6 +3,7 @@
 #include <cctype>
 #include <vector>
 
+#include "slurm/plugin_builds.h"
 #include "slurm/text.h"
 
 namespace cedana::slurm {
@@ -157,7 +158,14 @@ std::string AddCedanaToSlurmConf(std::string_view conf) {
   return out;
 }
 
-std::string AddPreemptNoticeToSlurmConf(std::string_view conf) {
+bool PreemptNoticeInPreemptParameters(const std::string& slurm_version) {
+  auto v = ParseSlurmVersion(slurm_version);
+  return v && std::vector<int>{(*v)[0], (*v)[1]} >= std::vector<int>{23, 2};
+}
+
+std::string AddPreemptNoticeToSlurmConf(std::string_view conf, const std::string& slurm_version) {
+  if (PreemptNoticeInPreemptParameters(slurm_version))
+    return AddPluginToList(conf, "PreemptParameters", "send_user_signal", "send_user_signal");
   return AddPluginToList(conf, "SlurmctldParameters", "preempt_send_user_signal",
                          "preempt_send_user_signal");
 }

@@ -42,10 +42,13 @@ bool ListHasPlugin(std::string_view list, std::string_view plugin);
 std::string AddCedanaToSlurmConf(std::string_view conf);
 
 // SLURM's notice of a preemption to the jobs that ask for one: `preempt_send_user_signal` in
-// SlurmctldParameters (SLURM 22.05; 23.02 moved it to PreemptParameters=send_user_signal).
+// SlurmctldParameters up to SLURM 22.05, `send_user_signal` in PreemptParameters from 23.02 on
+// (`slurm_version` "24.11.5"; empty or unreadable means the older form).
 // Then slurmctld sends an enabled job's batch step the signal job_submit/cedana gives it (SIGUSR1)
 // when the preemption begins, instead of the job proxy asking slurmctld twice a second.
-std::string AddPreemptNoticeToSlurmConf(std::string_view conf);
+std::string AddPreemptNoticeToSlurmConf(std::string_view conf, const std::string& slurm_version);
+// Whether `slurm_version` (e.g. "24.11.5") names PreemptParameters=send_user_signal.
+bool PreemptNoticeInPreemptParameters(const std::string& slurm_version);
 
 // Whether an uncommented line of plugstack.conf loads a file named spank_cedana.so.
 bool PlugstackLoadsCedana(std::string_view plugstack);

@@ -44,14 +44,26 @@ INSTANTIATE_TEST_SUITE_P(
     [](const testing::TestParamInfo<EditCase>& info) { return std::string(info.param.name); });
 
 TEST(SlurmConfEditor, PreemptNotice) {
-  EXPECT_EQ(AddPreemptNoticeToSlurmConf("ClusterName=c\n"),
+  EXPECT_EQ(AddPreemptNoticeToSlurmConf("ClusterName=c\n", "22.05.8"),
             "ClusterName=c\nSlurmctldParameters=preempt_send_user_signal\n");
   const std::string other = "SlurmctldParameters=enable_configless,max_dbd_msg_action=discard\n";
-  std::string once = AddPreemptNoticeToSlurmConf(other);
+  std::string once = AddPreemptNoticeToSlurmConf(other, "");
   EXPECT_EQ(once,
             "SlurmctldParameters=enable_configless,max_dbd_msg_action=discard,preempt_send_user_"
             "signal\n");
-  EXPECT_EQ(AddPreemptNoticeToSlurmConf(once), once) << "not idempotent";
+  EXPECT_EQ(AddPreemptNoticeToSlurmConf(once, ""), once) << "not idempotent";
+}
+
+// 23.02 moved the notice to PreemptParameters.
+TEST(SlurmConfEditor, PreemptNoticeFrom2302On) {
+  EXPECT_FALSE(PreemptNoticeInPreemptParameters("22.05.8"));
+  EXPECT_TRUE(PreemptNoticeInPreemptParameters("23.02.0"));
+  EXPECT_TRUE(PreemptNoticeInPreemptParameters("25.11.1"));
+  EXPECT_EQ(AddPreemptNoticeToSlurmConf("ClusterName=c\n", "24.11.5"),
+            "ClusterName=c\nPreemptParameters=send_user_signal\n");
+  std::string once = AddPreemptNoticeToSlurmConf("PreemptParameters=strict_order\n", "25.11.1");
+  EXPECT_EQ(once, "PreemptParameters=strict_order,send_user_signal\n");
+  EXPECT_EQ(AddPreemptNoticeToSlurmConf(once, "25.11.1"), once) << "not idempotent";
 }
 
 TEST(SlurmConfEditor, EditsTheLastOccurrence) {

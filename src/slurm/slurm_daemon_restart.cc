@@ -208,15 +208,13 @@ Status RestartOne(const std::string& name, const std::string& pid_file,
 Status RestartSlurmDaemons(const SlurmDaemonFiles& files, std::vector<std::string>* log) {
   // slurmctld first: slurmd registers with it on start.
   bool ctld = false, slurmd = false;
-  CEDANA_RETURN_IF_ERROR(RestartOne("slurmctld", files.slurmctld_pid_file, files, log, &ctld));
-  if (files.restart_slurmd) {
+  if (files.restart_slurmctld)
+    CEDANA_RETURN_IF_ERROR(RestartOne("slurmctld", files.slurmctld_pid_file, files, log, &ctld));
+  if (files.restart_slurmd)
     CEDANA_RETURN_IF_ERROR(RestartOne("slurmd", files.slurmd_pid_file, files, log, &slurmd));
-  } else {
-    log->push_back(
-        "slurmd not restarted: TaskPlugin is unchanged, and slurmstepd reads "
-        "plugstack.conf for every job");
-  }
-  if (!ctld && !slurmd)
+  if (!files.restart_slurmctld && !files.restart_slurmd) {
+    log->push_back("no SLURM daemon to restart: this node's role runs neither");
+  } else if (!ctld && !slurmd)
     log->push_back("neither slurmctld nor slurmd runs on this node: nothing restarted");
   return OkStatus();
 }

@@ -16,13 +16,14 @@ struct SlurmDaemonFiles {
   std::string slurm_conf;          // passed to `scontrol ping` as SLURM_CONF
   std::string slurmctld_pid_file;  // SlurmctldPidFile
   std::string slurmd_pid_file;     // SlurmdPidFile
-  // slurmd loads the SPANK plugin per job from plugstack.conf and needs a restart only when
-  // TaskPlugin changed (task/cedana added or removed).
+  // Each only when the node's role loads what changed (node_role.h): slurmctld the job_submit
+  // and cli_filter plugins, slurmd the task plugin (the SPANK plugin is read per job).
+  bool restart_slurmctld = true;
   bool restart_slurmd = true;
 };
 
-// Restarts slurmctld, then slurmd, each only if it runs here; appends one line per step to
-// `log`. When neither runs, says so in `log` and does nothing. Errors: kDeadlineExceeded (a
+// Restarts slurmctld, then slurmd, each only if asked for and it runs here; appends one line per
+// step to `log`. When neither runs, says so in `log` and does nothing. Errors: kDeadlineExceeded (a
 // daemon did not stop within 15 s or did not come back within 30 s), kUnavailable
 // (`systemctl restart` failed), errno-derived codes for fork/kill failures.
 Status RestartSlurmDaemons(const SlurmDaemonFiles& files, std::vector<std::string>* log);

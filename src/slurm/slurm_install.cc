@@ -11,6 +11,8 @@
 
 #include "common/capabilities.h"
 #include "common/fs.h"
+#include "common/subprocess.h"
+#include "slurm/plugin_file_version.h"
 #include "slurm/slurm_conf_editor.h"
 #include "slurm/slurm_daemon_restart.h"
 
@@ -19,15 +21,8 @@ namespace {
 
 constexpr int kRecordFormat = 1;
 
-struct FileSpec {
-  const char* name;
-  bool required;
-  bool plugin;  // goes to PluginDir (else to bin_dir)
-};
-constexpr FileSpec kFiles[] = {
-    {kSpankSo, true, true}, {kJobSubmitSo, true, true},  {kCliFilterSo, true, true},
-    {kTaskSo, true, true},  {kSlurmBinary, true, false},
-};
+// Where each file setup installs goes: SLURM's PluginDir, else the bin dir.
+bool IsPlugin(const std::string& name) { return name != kSlurmBinary; }
 
 // What setup did, kept in SlurmInstallPaths::record so that destroy undoes exactly that.
 struct SetupRecord {
@@ -36,6 +31,8 @@ struct SetupRecord {
   bool plugstack_existed = false;
   std::vector<std::string> installed;
   std::vector<std::string> capabilities;  // binaries given file capabilities (unprivileged mode)
+  std::vector<std::string> units;         // systemd unit files installed
+  NodeRole role = NodeRole::kAll;
 };
 
 std::string Dirname(const std::string& path) {
@@ -86,6 +83,8 @@ Result<std::optional<SetupRecord>> LoadRecord(const std::string& path) {
   r.plugstack_existed = j.value("plugstack_existed", false);
   r.installed = j.value("installed", std::vector<std::string>());
   r.capabilities = j.value("capabilities", std::vector<std::string>());
+  r.units = j.value("units", std::vector<std::string>());
+  CEDANA_ASSIGN_OR_RETURN(r.role, ParseNodeRole(j.value("role", "all")));
   return std::optional<SetupRecord>(std::move(r));
 }
 
@@ -95,7 +94,9 @@ Status SaveRecord(const std::string& path, const SetupRecord& r) {
                       {"plugstack_conf", r.plugstack_conf},
                       {"plugstack_existed", r.plugstack_existed},
                       {"installed", r.installed},
-                      {"capabilities", r.capabilities}};
+                      {"capabilities", r.capabilities},
+                      {"units", r.units},
+                      {"role", NodeRoleName(r.role)}};
   CEDANA_RETURN_IF_ERROR(fs::MakeDirs(Dirname(path)));
   return fs::WriteFileAtomic(path, j.dump(2) + "\n", 0644);
 }
@@ -123,10 +124,101 @@ Status RestoreBackup(const std::string& file, InstallReport* report) {
   return OkStatus();
 }
 
-Status Restart(const SlurmLayout& layout, bool task_plugin_changed, InstallReport* report) {
+Status Restart(const SlurmLayout& layout, const RoleParts& parts, InstallReport* report) {
   SlurmDaemonFiles files{layout.slurm_conf, layout.slurmctld_pid_file, layout.slurmd_pid_file,
-                         task_plugin_changed};
+                         parts.restart_slurmctld, parts.restart_slurmd};
   return RestartSlurmDaemons(files, &report->actions);
+}
+
+// SLURM refuses a job_submit, cli_filter or task plugin built for another version (and a
+// slurmctld that cannot load one does not start): compare before anything is changed.
+Status CheckBuiltFor(const std::map<std::string, std::string>& sources,
+                     const std::string& slurm_version) {
+  for (const auto& [name, path] : sources) {
+    if (!IsPlugin(name)) continue;
+    Result<std::string> built = PluginFileSlurmVersion(path);
+    if (!built.has_value()) {
+      if (built.error().code() == Code::kNotFound) continue;  // no plugin_version to compare
+      return built.error();
+    }
+    if (*built != slurm_version)
+      return FailedPreconditionError(path + " was built for SLURM " + *built +
+                                     " but this node runs SLURM " + slurm_version +
+                                     ", and SLURM loads plugins only into the exact version "
+                                     "they were built for");
+  }
+  return OkStatus();
+}
+
+bool SystemdManages(const SlurmInstallPaths& paths) {
+  struct stat st;
+  return ::lstat(paths.systemd_run_dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+Status Systemctl(const SlurmInstallPaths& paths, std::vector<std::string> args,
+                 InstallReport* report) {
+  subprocess::Command c;
+  c.argv = {paths.systemctl};
+  c.argv.insert(c.argv.end(), args.begin(), args.end());
+  std::string output, line = "systemctl";
+  for (const auto& a : args) line += " " + a;
+  CEDANA_ASSIGN_OR_RETURN(subprocess::Exit exit,
+                          subprocess::Run(c, subprocess::Output::kStdoutAndStderr, &output));
+  if (!exit.ok()) return UnavailableError(line + " failed: " + output);
+  report->actions.push_back("ran " + line);
+  return OkStatus();
+}
+
+std::string UnitName(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+// Installs the role's units; with systemd, enables and (re)starts them, so that a new build of
+// the node daemon or the controller runs at once. Without systemd they are left for the site
+// to start, with a warning saying how.
+Status InstallUnits(const SlurmInstallPaths& paths, const std::map<std::string, std::string>& units,
+                    SetupRecord* record, InstallReport* report) {
+  if (units.empty()) return OkStatus();
+  CEDANA_RETURN_IF_ERROR(fs::MakeDirs(paths.unit_dir));
+  std::vector<std::string> names;
+  for (const auto& [name, from] : units) {
+    std::string to = paths.unit_dir + "/" + name;
+    CEDANA_RETURN_IF_ERROR(CopyFile(from, to)) << "installing the unit " << name;
+    ::chmod(to.c_str(), 0644);
+    report->actions.push_back("installed " + to + " (from " + from + ")");
+    if (std::find(record->units.begin(), record->units.end(), to) == record->units.end())
+      record->units.push_back(to);
+    names.push_back(name);
+  }
+  if (!SystemdManages(paths)) {
+    for (const auto& name : names)
+      report->warnings.push_back(
+          "systemd does not manage this node: " + name + " is installed but not started (start " +
+          (name == kNodeDaemonUnit ? "`cedana daemon start`" : "`cedana-slurm daemon start`") +
+          " by hand)");
+    return OkStatus();
+  }
+  CEDANA_RETURN_IF_ERROR(Systemctl(paths, {"daemon-reload"}, report));
+  for (const auto& name : names) {
+    CEDANA_RETURN_IF_ERROR(Systemctl(paths, {"enable", name}, report));
+    CEDANA_RETURN_IF_ERROR(Systemctl(paths, {"restart", name}, report));
+  }
+  return OkStatus();
+}
+
+Status RemoveUnits(const SlurmInstallPaths& paths, const std::vector<std::string>& units,
+                   InstallReport* report) {
+  bool systemd = SystemdManages(paths), removed = false;
+  for (const auto& file : units) {
+    if (!fs::Exists(file)) continue;
+    if (systemd)
+      CEDANA_RETURN_IF_ERROR(Systemctl(paths, {"disable", "--now", UnitName(file)}, report));
+    CEDANA_RETURN_IF_ERROR(RemoveFile(file));
+    report->actions.push_back("removed " + file);
+    removed = true;
+  }
+  if (systemd && removed) CEDANA_RETURN_IF_ERROR(Systemctl(paths, {"daemon-reload"}, report));
+  return OkStatus();
 }
 
 }  // namespace
@@ -153,19 +245,19 @@ Result<SlurmLayout> LocateSlurm(const SlurmInstallPaths& paths) {
   return l;
 }
 
-Result<std::map<std::string, std::string>> FindSourceFiles(const std::vector<std::string>& dirs) {
+Result<std::map<std::string, std::string>> FindSourceFiles(const std::vector<std::string>& dirs,
+                                                           const std::vector<std::string>& names) {
   std::map<std::string, std::string> found;
   std::string missing;
-  for (const auto& f : kFiles) {
+  for (const auto& name : names) {
     for (const auto& dir : dirs) {
-      std::string path = dir + "/" + f.name;
+      std::string path = dir + "/" + name;
       if (IsRegularFile(path)) {
-        found[f.name] = path;
+        found[name] = path;
         break;
       }
     }
-    if (f.required && !found.contains(f.name))
-      missing += std::string(missing.empty() ? "" : ", ") + f.name;
+    if (!found.contains(name)) missing += std::string(missing.empty() ? "" : ", ") + name;
   }
   if (!missing.empty()) {
     std::string where;
@@ -177,13 +269,18 @@ Result<std::map<std::string, std::string>> FindSourceFiles(const std::vector<std
 
 Result<InstallReport> SetupSlurm(const SlurmInstallPaths& paths, const SetupOptions& options) {
   CEDANA_ASSIGN_OR_RETURN(SlurmLayout layout, LocateSlurm(paths));
-  CEDANA_ASSIGN_OR_RETURN(auto sources, FindSourceFiles(options.source_dirs));
+  const RoleParts parts = PartsOf(options.role);
+  CEDANA_ASSIGN_OR_RETURN(auto sources, FindSourceFiles(options.source_dirs, parts.files));
+  CEDANA_ASSIGN_OR_RETURN(auto units, FindSourceFiles(options.source_dirs, parts.units));
   CEDANA_ASSIGN_OR_RETURN(std::optional<SetupRecord> previous, LoadRecord(paths.record));
+  if (!options.slurm_version.empty())
+    CEDANA_RETURN_IF_ERROR(CheckBuiltFor(sources, options.slurm_version));
   InstallReport report;
 
   // Order matters: backups first, then the record (so that destroy can undo a setup that
   // fails half-way), then files, then the config edits that make SLURM load those files.
   SetupRecord record;
+  record.role = options.role;
   record.slurm_conf = layout.slurm_conf;
   record.plugstack_conf = layout.plugstack_conf;
   record.plugstack_existed =
@@ -191,6 +288,7 @@ Result<InstallReport> SetupSlurm(const SlurmInstallPaths& paths, const SetupOpti
   if (previous) {
     record.installed = previous->installed;
     record.capabilities = previous->capabilities;
+    record.units = previous->units;
   }
   std::vector<std::string> capability_binaries = options.capability_binaries;
   if (!capability_binaries.empty() && sources.count(kSlurmBinary))
@@ -205,11 +303,9 @@ Result<InstallReport> SetupSlurm(const SlurmInstallPaths& paths, const SetupOpti
   }
 
   std::vector<std::pair<std::string, std::string>> copies;
-  for (const auto& f : kFiles) {
-    auto it = sources.find(f.name);
-    if (it == sources.end()) continue;
-    std::string dest = (f.plugin ? layout.plugin_dir : paths.bin_dir) + "/" + f.name;
-    copies.emplace_back(it->second, dest);
+  for (const auto& [name, from] : sources) {
+    std::string dest = (IsPlugin(name) ? layout.plugin_dir : paths.bin_dir) + "/" + name;
+    copies.emplace_back(from, dest);
     if (std::find(record.installed.begin(), record.installed.end(), dest) == record.installed.end())
       record.installed.push_back(dest);
   }
@@ -229,24 +325,28 @@ Result<InstallReport> SetupSlurm(const SlurmInstallPaths& paths, const SetupOpti
   }
 
   CEDANA_ASSIGN_OR_RETURN(std::string conf, fs::ReadFile(layout.slurm_conf));
-  std::string edited = AddPreemptNoticeToSlurmConf(AddCedanaToSlurmConf(conf));
+  std::string edited =
+      AddPreemptNoticeToSlurmConf(AddCedanaToSlurmConf(conf), options.slurm_version);
   if (edited != conf) {
     CEDANA_RETURN_IF_ERROR(RewriteFile(layout.slurm_conf, edited));
     report.actions.push_back("edited " + layout.slurm_conf);
   }
-  std::string plugstack;
-  if (fs::Exists(layout.plugstack_conf)) {
-    CEDANA_ASSIGN_OR_RETURN(plugstack, fs::ReadFile(layout.plugstack_conf));
+  if (parts.edit_plugstack) {
+    std::string plugstack;
+    if (fs::Exists(layout.plugstack_conf)) {
+      CEDANA_ASSIGN_OR_RETURN(plugstack, fs::ReadFile(layout.plugstack_conf));
+    }
+    std::string spank_line = AddSpankToPlugstack(plugstack, layout.plugin_dir + "/" + kSpankSo);
+    if (spank_line != plugstack || !fs::Exists(layout.plugstack_conf)) {
+      CEDANA_RETURN_IF_ERROR(RewriteFile(layout.plugstack_conf, spank_line));
+      report.actions.push_back("edited " + layout.plugstack_conf);
+    }
   }
-  std::string spank_line = AddSpankToPlugstack(plugstack, layout.plugin_dir + "/" + kSpankSo);
-  if (spank_line != plugstack || !fs::Exists(layout.plugstack_conf)) {
-    CEDANA_RETURN_IF_ERROR(RewriteFile(layout.plugstack_conf, spank_line));
-    report.actions.push_back("edited " + layout.plugstack_conf);
-  }
+  CEDANA_RETURN_IF_ERROR(InstallUnits(paths, units, &record, &report));
+  CEDANA_RETURN_IF_ERROR(SaveRecord(paths.record, record)) << "writing " << paths.record;
 
   if (options.restart) {
-    CEDANA_RETURN_IF_ERROR(Restart(layout, /*task_plugin_changed=*/true, &report))
-        << "restarting SLURM";
+    CEDANA_RETURN_IF_ERROR(Restart(layout, parts, &report)) << "restarting SLURM";
   }
   return report;
 }
@@ -265,6 +365,7 @@ Result<InstallReport> DestroySlurm(const SlurmInstallPaths& paths, bool restart)
     CEDANA_RETURN_IF_ERROR(RemoveFile(record->plugstack_conf));
     report.actions.push_back("removed " + record->plugstack_conf + " (setup created it)");
   }
+  CEDANA_RETURN_IF_ERROR(RemoveUnits(paths, record->units, &report));
   for (const auto& bin : record->capabilities) {
     if (!fs::Exists(bin)) continue;
     CEDANA_RETURN_IF_ERROR(RemoveFileCapabilities(bin));
@@ -284,12 +385,8 @@ Result<InstallReport> DestroySlurm(const SlurmInstallPaths& paths, bool restart)
     if (!layout.has_value()) {
       report.warnings.push_back("not restarting SLURM: " + layout.error().message());
     } else {
-      bool had_task = false;
-      for (const auto& f : record->installed)
-        if (f.size() >= std::string(kTaskSo).size() &&
-            f.compare(f.size() - std::string(kTaskSo).size(), std::string::npos, kTaskSo) == 0)
-          had_task = true;
-      CEDANA_RETURN_IF_ERROR(Restart(*layout, had_task, &report)) << "restarting SLURM";
+      CEDANA_RETURN_IF_ERROR(Restart(*layout, PartsOf(record->role), &report))
+          << "restarting SLURM";
     }
   }
   return report;

@@ -24,10 +24,13 @@ class SlurmInstallTest : public testing::Test {
     conf_ = "# test cluster\nClusterName=t\nPluginDir=" + root_ +
             "/plugins\nTaskPlugin=task/affinity,task/cgroup\n";
     Write(paths_.slurm_conf, conf_);
-    for (const char* f : {kSpankSo, kJobSubmitSo, kCliFilterSo, kTaskSo, kSlurmBinary})
+    for (const char* f : {kSpankSo, kJobSubmitSo, kCliFilterSo, kTaskSo, kSlurmBinary,
+                          kNodeDaemonUnit, kControllerUnit})
       Write(root_ + "/src/" + f, std::string("contents of ") + f);
     options_.source_dirs = {root_ + "/src"};
     options_.restart = false;
+    paths_.unit_dir = root_ + "/systemd";
+    paths_.systemd_run_dir = root_ + "/run-systemd";  // absent: systemd does not manage the node
   }
   void TearDown() override { (void)fs::RemoveTree(root_); }
 
@@ -138,10 +141,92 @@ TEST_F(SlurmInstallTest, SlurmNotFound) {
 TEST_F(SlurmInstallTest, FirstSourceDirWins) {
   ASSERT_TRUE(fs::MakeDirs(root_ + "/src2").ok());
   Write(root_ + "/src2/spank_cedana.so", "newer");
-  auto found = FindSourceFiles({root_ + "/src2", root_ + "/src"});
+  auto found = FindSourceFiles({root_ + "/src2", root_ + "/src"}, {kSpankSo, kTaskSo});
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->at(kSpankSo), root_ + "/src2/spank_cedana.so");
   EXPECT_EQ(found->at(kTaskSo), root_ + "/src/task_cedana.so");
+}
+
+// A worker gets slurmd's plugins and the node daemon's unit, nothing of slurmctld's; slurm.conf
+// gets the same edits as on every node.
+TEST_F(SlurmInstallTest, WorkerRoleInstallsSlurmdsPartsOnly) {
+  options_.role = NodeRole::kWorker;
+  ASSERT_TRUE(::unlink((root_ + "/src/job_submit_cedana.so").c_str()) == 0);  // not needed here
+  auto r = SetupSlurm(paths_, options_);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_TRUE(fs::Exists(root_ + "/plugins/spank_cedana.so"));
+  EXPECT_TRUE(fs::Exists(root_ + "/plugins/task_cedana.so"));
+  EXPECT_FALSE(fs::Exists(root_ + "/plugins/cli_filter_cedana.so"));
+  EXPECT_FALSE(fs::Exists(root_ + "/bin/cedana-slurm"));
+  EXPECT_EQ(Read(root_ + "/systemd/cedana.service"), "contents of cedana.service");
+  EXPECT_FALSE(fs::Exists(root_ + "/systemd/cedana-slurm.service"));
+  EXPECT_NE(Read(paths_.slurm_conf).find("JobSubmitPlugins=job_submit/cedana"), std::string::npos)
+      << "slurm.conf must stay the same on every node";
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("`cedana daemon start`"), std::string::npos) << r->warnings[0];
+
+  ASSERT_TRUE(DestroySlurm(paths_, false).has_value());
+  EXPECT_FALSE(fs::Exists(root_ + "/systemd/cedana.service"));
+  EXPECT_FALSE(fs::Exists(root_ + "/plugins/task_cedana.so"));
+  EXPECT_EQ(Read(paths_.slurm_conf), conf_);
+}
+
+TEST_F(SlurmInstallTest, ControllerAndLoginRoles) {
+  options_.role = NodeRole::kController;
+  ASSERT_TRUE(::unlink((root_ + "/src/task_cedana.so").c_str()) == 0);
+  ASSERT_TRUE(SetupSlurm(paths_, options_).has_value());
+  EXPECT_TRUE(fs::Exists(root_ + "/plugins/job_submit_cedana.so"));
+  EXPECT_TRUE(fs::Exists(root_ + "/bin/cedana-slurm"));
+  EXPECT_TRUE(fs::Exists(root_ + "/systemd/cedana-slurm.service"));
+  EXPECT_FALSE(fs::Exists(root_ + "/plugins/spank_cedana.so"));
+  EXPECT_FALSE(fs::Exists(root_ + "/etc/slurm/plugstack.conf")) << "slurmctld reads no plugstack";
+  ASSERT_TRUE(DestroySlurm(paths_, false).has_value());
+
+  options_.role = NodeRole::kLogin;
+  ASSERT_TRUE(SetupSlurm(paths_, options_).has_value());
+  EXPECT_TRUE(fs::Exists(root_ + "/plugins/cli_filter_cedana.so"));
+  EXPECT_TRUE(fs::Exists(root_ + "/plugins/spank_cedana.so"));
+  EXPECT_FALSE(fs::Exists(root_ + "/plugins/job_submit_cedana.so"));
+  EXPECT_FALSE(fs::Exists(root_ + "/bin/cedana-slurm"));
+  EXPECT_TRUE(fs::Exists(root_ + "/etc/slurm/plugstack.conf"));
+}
+
+// Under systemd the unit is enabled and restarted, and destroy disables it; systemctl here is a
+// script that records its arguments.
+TEST_F(SlurmInstallTest, UnitsAreStartedUnderSystemd) {
+  ASSERT_TRUE(fs::MakeDirs(paths_.systemd_run_dir).ok());
+  paths_.systemctl = root_ + "/systemctl";
+  Write(paths_.systemctl, "#!/bin/sh\necho \"$*\" >>" + root_ + "/systemctl.log\n");
+  ASSERT_EQ(::chmod(paths_.systemctl.c_str(), 0755), 0);
+  options_.role = NodeRole::kWorker;
+  auto r = SetupSlurm(paths_, options_);
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_TRUE(r->warnings.empty());
+  ASSERT_TRUE(DestroySlurm(paths_, false).has_value());
+  EXPECT_EQ(Read(root_ + "/systemctl.log"),
+            "daemon-reload\nenable cedana.service\nrestart cedana.service\n"
+            "disable --now cedana.service\ndaemon-reload\n");
+}
+
+// A plugin built for another SLURM version than the node runs is refused before any change.
+TEST_F(SlurmInstallTest, PluginsForAnotherSlurmVersionAreRefused) {
+  auto plugin = fs::ReadFile(CEDANA_FAKE_PLUGIN_241105);
+  ASSERT_TRUE(plugin.has_value());
+  for (const char* f : {kSpankSo, kJobSubmitSo, kCliFilterSo, kTaskSo})
+    Write(root_ + "/src/" + f, *plugin);
+  options_.slurm_version = "22.05.8";
+  auto r = SetupSlurm(paths_, options_);
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().code(), Code::kFailedPrecondition);
+  EXPECT_NE(r.error().message().find("built for SLURM 24.11.5 but this node runs SLURM 22.05.8"),
+            std::string::npos)
+      << r.error().message();
+  EXPECT_EQ(Read(paths_.slurm_conf), conf_);
+  EXPECT_FALSE(fs::Exists(paths_.record));
+
+  options_.slurm_version = "24.11.5";
+  ASSERT_TRUE(SetupSlurm(paths_, options_).has_value());
+  EXPECT_NE(Read(paths_.slurm_conf).find("PreemptParameters=send_user_signal"), std::string::npos);
 }
 
 }  // namespace

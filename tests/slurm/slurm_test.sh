@@ -52,7 +52,7 @@ check "the cluster is back up after setup" wait_for 30 bash -c "sinfo -h -n $CLU
 out=$("$CEDANA" check --probe-mib 1 2>&1); rc=$?
 check "cedana check passes after setup" test $rc = 0
 [ $rc = 0 ] || say "$out"
-check "it finds SLURM at the plugins' version" grep -Eq '^ok +slurm +SLURM [0-9.]+ \(the plugins. version\)' <<<"$out"
+check "it finds SLURM at the installed plugins' version" grep -Eq '^ok +slurm +SLURM [0-9.]+ \(the installed plugins. version\)' <<<"$out"
 check "and every plugin loaded" grep -Eq '^ok +slurm plugins +task/cedana, job_submit/cedana, cli_filter/cedana and spank_cedana.so' <<<"$out"
 
 cd "$T"

@@ -5,6 +5,7 @@
 
 #include "check/node_checks.h"
 #include "cli/cli_context.h"
+#include "cli/plugin_store.h"
 
 namespace cedana::cli {
 namespace {
@@ -29,9 +30,7 @@ void Run(CliContext& ctx, const CheckFlags& flags) {
   check::CheckOptions options;
   options.full = flags.full;
   options.probe_bytes = static_cast<uint64_t>(flags.probe_mib) << 20;
-#ifdef CEDANA_BUILT_FOR_SLURM
-  options.built_for_slurm = CEDANA_BUILT_FOR_SLURM;
-#endif
+  options.plugin_store = PluginStore();
   check::CheckReport report = check::CheckNode(*config, options);
   if (flags.json) std::printf("%s\n", check::ToJson(report).dump(2).c_str());
   else std::fputs(check::RenderText(report).c_str(), stdout);

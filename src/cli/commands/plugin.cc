@@ -1,6 +1,8 @@
 // `cedana plugin install NAME[@VERSION]...`, `cedana plugin remove NAME...`, `cedana plugin list`.
 // Plugins are copied from the local plugin store that `cmake --install` fills
-// (CEDANA_PLUGIN_STORE_DIR, /usr/local/share/cedana/plugins/slurm by default):
+// (CEDANA_PLUGIN_STORE_DIR, /usr/local/share/cedana/plugins/slurm by default), which holds one
+// build per SLURM version (src/slurm/plugin_builds.h); install takes the build for the version
+// this node's scontrol reports (or --slurm-version):
 //   slurm      cedana-slurm -> /usr/local/bin (needs slurm/wlm, installed along)
 //   slurm/wlm  the SLURM plugin .so files -> /usr/local/lib
 // `cedana slurm setup` then puts them into SLURM's plugin dir and configures SLURM.
@@ -14,12 +16,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_context.h"
+#include "cli/plugin_store.h"
 #include "common/fs.h"
 #include "common/version.h"
-
-#ifndef CEDANA_PLUGIN_STORE_DIR
-#define CEDANA_PLUGIN_STORE_DIR "/usr/local/share/cedana/plugins/slurm"
-#endif
+#include "slurm/plugin_builds.h"
+#include "slurm/running_slurm.h"
 
 namespace cedana::cli {
 namespace {
@@ -53,25 +54,16 @@ const std::vector<PluginSpec>& Catalog() {
   return kCatalog;
 }
 
-// The store next to this binary (<prefix>/bin/cedana -> <prefix>/share/cedana/plugins/slurm),
-// so that a bundle unpacked under another prefix by the web installer finds its own plugins;
-// else the store this build was configured with.
-std::string PluginStore() {
-  std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    auto beside = exe.parent_path().parent_path() / "share/cedana/plugins/slurm";
-    if (std::filesystem::is_directory(beside, ec)) return beside.string();
-  }
-  return CEDANA_PLUGIN_STORE_DIR;
-}
-
 struct Dirs {
   std::string store = PluginStore();
   std::string bin = "/usr/local/bin";
   std::string lib = "/usr/local/lib";
   std::string state = "/var/lib/cedana/plugins.json";  // name -> installed version
+  std::string slurm_version;  // the build to take; empty: this node's scontrol --version
 };
+
+// The key of plugins.json that names the SLURM version the installed build is for.
+constexpr const char* kBuiltForSlurmKey = "built_for_slurm";
 
 std::string Dest(const Dirs& d, const PluginFile& f) {
   return (f.to_bin ? d.bin : d.lib) + "/" + f.name;
@@ -139,29 +131,40 @@ Result<std::vector<const PluginSpec*>> Expand(const std::vector<std::string>& ar
   return out;
 }
 
+std::vector<std::string> FileNames(const std::vector<const PluginSpec*>& plugins) {
+  std::vector<std::string> names;
+  for (const auto* p : plugins)
+    for (const auto& f : p->files) names.emplace_back(f.name);
+  return names;
+}
+
+// The SLURM version whose build to install: --slurm-version, else this node's; nullopt when
+// SLURM is not installed or not configured here (scontrol needs slurm.conf even for --version).
+std::optional<std::string> WantedSlurmVersion(const Dirs& d) {
+  if (!d.slurm_version.empty()) return d.slurm_version;
+  Result<std::string> running = slurm::InstalledSlurmVersion();
+  if (running.has_value()) return *running;
+  return std::nullopt;
+}
+
 Status Install(const Dirs& d, const std::vector<std::string>& args) {
   CEDANA_ASSIGN_OR_RETURN(auto plugins, Expand(args));
-  // Check the whole store first, so that a missing file changes nothing.
-  std::string missing;
-  for (const auto* p : plugins)
-    for (const auto& f : p->files)
-      if (!fs::Exists(d.store + "/" + f.name))
-        missing += (missing.empty() ? "" : ", ") + std::string(f.name);
-  if (!missing.empty())
-    return NotFoundError(fmt::format(
-        "missing in the plugin store {}: {} (build with the SLURM headers and a configured "
-        "SLURM source tree, as scripts/setup.sh prepares, then run cmake --install)",
-        d.store, missing));
+  // The build must hold every file first, so that a missing one changes nothing.
+  CEDANA_ASSIGN_OR_RETURN(std::string build, slurm::ChoosePluginBuild(d.store, FileNames(plugins),
+                                                                      WantedSlurmVersion(d)));
+  std::string built_for = std::filesystem::path(build).filename().string();
   nlohmann::json state = LoadState(d);
   for (const auto* p : plugins) {
     for (const auto& f : p->files) {
-      std::string from = d.store + "/" + f.name;
+      std::string from = build + "/" + f.name;
       CEDANA_RETURN_IF_ERROR(Copy(from, Dest(d, f))) << "installing " << p->name;
       std::printf("installed %s\n", Dest(d, f).c_str());
     }
     state[p->name] = kVersion;
-    std::printf("plugin %s %s installed\n", p->name, kVersion);
+    std::printf("plugin %s %s installed (built for SLURM %s)\n", p->name, kVersion,
+                built_for.c_str());
   }
+  state[kBuiltForSlurmKey] = built_for;
   return SaveState(d, state);
 }
 
@@ -187,19 +190,27 @@ Status Remove(const Dirs& d, const std::vector<std::string>& args) {
   return SaveState(d, state);
 }
 
+// One line per plugin; FOR SLURM is the version of the installed build, BUILDS the SLURM
+// versions the store has a build for.
 void List(const Dirs& d) {
   nlohmann::json state = LoadState(d);
-  std::printf("%-10s %-9s %-9s %-9s %s\n", "PLUGIN", "INSTALLED", "VERSION", "IN STORE",
-              "DESCRIPTION");
+  std::string built_for = state.value(kBuiltForSlurmKey, std::string("-"));
+  std::printf("%-10s %-9s %-9s %-10s %-18s %s\n", "PLUGIN", "INSTALLED", "VERSION", "FOR SLURM",
+              "BUILDS IN STORE", "DESCRIPTION");
   for (const auto& p : Catalog()) {
-    bool installed = true, in_store = true;
+    bool installed = true;
+    std::vector<std::string> names;
     for (const auto& f : p.files) {
       installed = installed && fs::Exists(Dest(d, f));
-      in_store = in_store && fs::Exists(d.store + "/" + f.name);
+      names.emplace_back(f.name);
     }
+    std::string builds;
+    for (const auto& v : slurm::PluginBuilds(d.store, names))
+      builds += (builds.empty() ? "" : ",") + v;
     std::string version = !installed ? "-" : state.value(p.name, std::string("unknown"));
-    std::printf("%-10s %-9s %-9s %-9s %s\n", p.name, installed ? "yes" : "no", version.c_str(),
-                in_store ? kVersion : "-", p.description);
+    std::printf("%-10s %-9s %-9s %-10s %-18s %s\n", p.name, installed ? "yes" : "no",
+                version.c_str(), installed ? built_for.c_str() : "-",
+                builds.empty() ? "-" : builds.c_str(), p.description);
   }
 }
 
@@ -223,6 +234,9 @@ void AddPluginCommand(CLI::App& app, CliContext& ctx) {
   auto* install = plugin->add_subcommand(
       "install", "Install plugins: " + ValidNames() + " (NAME@VERSION accepted)");
   install->add_option("names", o->names, "Plugins")->required()->expected(-1);
+  install->add_option("--slurm-version", o->dirs.slurm_version,
+                      "Install the build for this SLURM version (default: the version this "
+                      "node's scontrol reports)");
   install->callback([&ctx, o] {
     if (Status s = Install(o->dirs, o->names); !s.ok()) ctx.Fail(s);
   });

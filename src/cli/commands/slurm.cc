@@ -1,6 +1,7 @@
-// `cedana slurm setup [--no-restart] [--source DIR]...` and `cedana slurm destroy [--no-restart]`:
-// install the SLURM plugins and cedana-slurm on this node and configure SLURM to load them, or
-// undo exactly that (src/slurm/slurm_install.h). Run as root on every SLURM node.
+// `cedana slurm setup [--node-role ROLE] [--no-restart] [--source DIR]...` and
+// `cedana slurm destroy [--no-restart]`: install what this node's role needs of the SLURM
+// plugins, cedana-slurm and the systemd units, and configure SLURM to load them, or undo exactly
+// that (src/slurm/slurm_install.h, node_role.h). Run as root on every SLURM node.
 #include <unistd.h>
 
 #include <cstdio>
@@ -17,6 +18,14 @@
 namespace cedana::cli {
 namespace {
 
+// <prefix>/share/cedana/systemd beside this binary (<prefix>/bin/cedana), where cmake --install
+// puts the systemd units.
+std::string InstalledUnitDir() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (exe.parent_path().parent_path() / "share/cedana/systemd").string();
+}
+
 // Where setup takes the files from: a build tree when run inside one (the docs say
 // `cd build && sudo cedana slurm setup`), else what `cedana plugin install` put in place.
 std::vector<std::string> DefaultSourceDirs() {
@@ -28,9 +37,11 @@ std::vector<std::string> DefaultSourceDirs() {
     if (e.is_directory(ec)) build.push_back(e.path().string());
   std::sort(build.begin() + 1, build.end());
   build.push_back(cwd + "/src/slurm_bin");
+  build.push_back(cwd + "/packaging");
   for (const auto& dir : build)
-    if (fs::Exists(dir + "/" + slurm::kSpankSo)) return build;
-  return {"/usr/local/lib", "/usr/local/bin"};
+    if (fs::Exists(dir + "/" + slurm::kSpankSo) || fs::Exists(dir + "/" + slurm::kJobSubmitSo))
+      return build;
+  return {"/usr/local/lib", "/usr/local/bin", InstalledUnitDir()};
 }
 
 void Print(const slurm::InstallReport& report) {
@@ -46,21 +57,11 @@ Status CheckCanChange(const slurm::SlurmInstallPaths& paths) {
   return OkStatus();
 }
 
-// SLURM loads job_submit, cli_filter and task plugins only into the exact version
-// (major.minor.micro) they were built for: refuse a mismatch before changing anything.
-Status CheckSlurmVersion() {
-#ifdef CEDANA_BUILT_FOR_SLURM
+// This node's SLURM version, which every plugin file setup installs must have been built for;
+// "" (nothing to compare with) when scontrol is missing or cannot answer.
+std::string RunningSlurmVersion() {
   Result<std::string> installed = slurm::InstalledSlurmVersion();
-  if (!installed.has_value()) return OkStatus();  // no working scontrol: nothing to compare with
-  const std::string& running = *installed;
-  if (running != CEDANA_BUILT_FOR_SLURM)
-    return FailedPreconditionError(
-        "these plugins were built for SLURM " CEDANA_BUILT_FOR_SLURM " but this node runs SLURM " +
-        running +
-        "; SLURM loads them only into the exact version they were built for: rebuild "
-        "cedana on a machine with this SLURM's libslurm-dev (scripts/setup.sh)");
-#endif
-  return OkStatus();
+  return installed.has_value() ? *installed : "";
 }
 
 }  // namespace
@@ -69,6 +70,7 @@ void AddSlurmCommand(CLI::App& app, CliContext& ctx) {
   struct Opts {
     bool restart = true;
     std::vector<std::string> sources;
+    std::string role = "all";
   };
   auto* o = &ctx.Keep<Opts>();
   auto* slurm = app.add_subcommand("slurm", "Set up or remove SLURM support on this node");
@@ -82,14 +84,25 @@ void AddSlurmCommand(CLI::App& app, CliContext& ctx) {
                   "Restart slurmctld/slurmd afterwards (default: yes)");
   setup->add_option("--source", o->sources,
                     "Directory with the built files (default: the build tree in the current "
-                    "directory, else /usr/local/lib and /usr/local/bin)");
+                    "directory, else /usr/local/lib, /usr/local/bin and the installed units)");
+  setup
+      ->add_option("--node-role", o->role,
+                   std::string("What this node is in the cluster: ") + slurm::kNodeRoleNames +
+                       " (worker: slurmd's plugins and the node daemon's unit; controller: "
+                       "slurmctld's plugins, cedana-slurm and its unit; login: the commands' "
+                       "plugins)")
+      ->envname("CEDANA_SLURM_NODE_ROLE")
+      ->capture_default_str();
   setup->callback([&ctx, o] {
+    Result<slurm::NodeRole> role = slurm::ParseNodeRole(o->role);
+    if (!role.has_value()) return ctx.Fail(role.error().WithContext("--node-role"));
     slurm::SlurmInstallPaths paths = slurm::DefaultSlurmInstallPaths();
     if (Status s = CheckCanChange(paths); !s.ok()) return ctx.Fail(s);
-    if (Status s = CheckSlurmVersion(); !s.ok()) return ctx.Fail(s);
     slurm::SetupOptions options;
+    options.role = *role;
     options.source_dirs = o->sources.empty() ? DefaultSourceDirs() : o->sources;
     options.restart = o->restart;
+    options.slurm_version = RunningSlurmVersion();
     const Config* config = ctx.config();
     if (config == nullptr) return;
     if (config->slurm_unprivileged) {
@@ -103,9 +116,17 @@ void AddSlurmCommand(CLI::App& app, CliContext& ctx) {
       if (ec) return ctx.Fail(ErrnoStatus(ec.value(), "resolving the criu and cedana binaries"));
     }
     auto report = slurm::SetupSlurm(paths, options);
-    if (!report.has_value()) return ctx.Fail(report.error());
+    if (!report.has_value()) {
+      if (report.error().code() == Code::kFailedPrecondition)
+        return ctx.Fail(FailedPreconditionError(
+            report.error().message() +
+            ": install the build for this SLURM first (`cedana plugin install slurm slurm/wlm` "
+            "picks it; `cedana plugin list` shows the builds there are)"));
+      return ctx.Fail(report.error());
+    }
     Print(*report);
-    std::printf("SLURM support is set up (undo with: cedana slurm destroy)\n");
+    std::printf("SLURM support is set up for the role %s (undo with: cedana slurm destroy)\n",
+                std::string(slurm::NodeRoleName(*role)).c_str());
   });
 
   auto* destroy = slurm->add_subcommand(
