@@ -24,6 +24,9 @@
 extern "C" {
 #include "config.h"
 #include "src/common/slurm_protocol_defs.h"
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 0)
+#include "src/interfaces/cred.h"
+#endif
 }
 
 static_assert(SLURM_VERSION_NUMBER == CEDANA_SLURM_VERSION_NUMBER,
@@ -56,15 +59,35 @@ bool IsTrue(const char* v) {
   return v && (std::strcmp(v, "1") == 0 || std::strcmp(v, "true") == 0);
 }
 
+// The job's user. SLURM 22.05 sends it in the launch request; 23.11 deprecated that field for
+// the job credential's, which slurmctld signed (the credential is verified before this hook).
+bool JobUid(batch_job_launch_msg_t* req, uint32_t* uid) {
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 0)
+  slurm_cred_arg_t* arg = req->cred ? slurm_cred_get_args(req->cred) : nullptr;
+  if (!arg) return false;
+  *uid = arg->uid;
+  slurm_cred_unlock_args(req->cred);
+#else
+  *uid = req->uid;
+#endif
+  return true;
+}
+
 int BatchRequest(batch_job_launch_msg_t* req) {
   if (!req || !IsTrue(EnvValue(req->environment, req->envc, "CEDANA_ENABLE"))) return SLURM_SUCCESS;
+  uint32_t uid = 0;
+  if (!JobUid(req, &uid)) {
+    slurm_error(
+        "%s: job %u: no job credential to read the user from; the job runs without "
+        "checkpointing",
+        kPrefix, req->job_id);
+    return SLURM_SUCCESS;
+  }
   const char* env_socket = std::getenv("CEDANA_DAEMON_SOCKET");
   std::string socket_path = env_socket && *env_socket ? env_socket : kDefaultSocket;
-  std::string error =
-      cedana::plugins::RegisterBatchJob(socket_path, req->job_id, req->uid, kDeadline);
+  std::string error = cedana::plugins::RegisterBatchJob(socket_path, req->job_id, uid, kDeadline);
   if (error.empty())
-    slurm_info("%s: job %u of uid %u registered with the node daemon", kPrefix, req->job_id,
-               req->uid);
+    slurm_info("%s: job %u of uid %u registered with the node daemon", kPrefix, req->job_id, uid);
   else
     slurm_error("%s: job %u: %s; the job runs without checkpointing", kPrefix, req->job_id,
                 error.c_str());
@@ -73,8 +96,10 @@ int BatchRequest(batch_job_launch_msg_t* req) {
 
 }  // namespace
 
-// Everything below is the task plugin API of SLURM 22.05: slurmd and slurmstepd resolve all
-// of these symbols when they load the plugin. Only the batch request does something.
+// Everything below is the task plugin API: slurmd and slurmstepd resolve all of its symbols when
+// they load the plugin, and refuse it when one is missing. The set is that of SLURM 22.05 and of
+// 23.11 on (which added pre_launch_priv and dropped the suspend, resume and affinity hooks): a
+// symbol a version does not ask for is never looked up. Only the batch request does something.
 extern "C" {
 CEDANA_EXPORT int init(void) { return SLURM_SUCCESS; }
 CEDANA_EXPORT int fini(void) { return SLURM_SUCCESS; }
@@ -90,6 +115,9 @@ CEDANA_EXPORT int task_p_slurmd_suspend_job(uint32_t) { return SLURM_SUCCESS; }
 CEDANA_EXPORT int task_p_slurmd_resume_job(uint32_t) { return SLURM_SUCCESS; }
 CEDANA_EXPORT int task_p_pre_setuid(void* /* stepd_step_rec_t */) { return SLURM_SUCCESS; }
 CEDANA_EXPORT int task_p_pre_launch(void* /* stepd_step_rec_t */) { return SLURM_SUCCESS; }
+CEDANA_EXPORT int task_p_pre_launch_priv(void* /* stepd_step_rec_t */, uint32_t, uint32_t) {
+  return SLURM_SUCCESS;
+}
 CEDANA_EXPORT int task_p_pre_set_affinity(void* /* stepd_step_rec_t */, uint32_t) {
   return SLURM_SUCCESS;
 }

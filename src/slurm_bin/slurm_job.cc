@@ -1,5 +1,7 @@
 #include "slurm_bin/slurm_job.h"
 
+#include <cerrno>
+
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -21,8 +23,7 @@ SlurmJob::SlurmJob(uint32_t job_id) : job_id_(job_id) {
 Result<JobState> SlurmJob::Load() {
   job_info_msg_t* msg = nullptr;
   if (slurm_load_job(&msg, job_id_, SHOW_ALL) != SLURM_SUCCESS || msg == nullptr)
-    return UnavailableError(
-        fmt::format("loading job {}: {}", job_id_, slurm_strerror(slurm_get_errno())));
+    return UnavailableError(fmt::format("loading job {}: {}", job_id_, slurm_strerror(errno)));
   JobState state;
   if (msg->record_count > 0) {
     const slurm_job_info_t& j = msg->job_array[0];
@@ -43,11 +44,17 @@ Result<SlurmctldSettings> SlurmJob::LoadSlurmctldSettings() {
   slurm_conf_t* conf = nullptr;
   if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || conf == nullptr)
     return UnavailableError(
-        fmt::format("loading slurmctld's configuration: {}", slurm_strerror(slurm_get_errno())));
+        fmt::format("loading slurmctld's configuration: {}", slurm_strerror(errno)));
   SlurmctldSettings settings;
-  settings.sends_preempt_notice =
-      conf->slurmctld_params != nullptr &&
-      std::strstr(conf->slurmctld_params, "preempt_send_user_signal") != nullptr;
+  // 23.02 moved the notice from SlurmctldParameters to PreemptParameters (slurm_conf_editor.h).
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
+  const char* params = conf->preempt_params;
+  const char* notice = "send_user_signal";
+#else
+  const char* params = conf->slurmctld_params;
+  const char* notice = "preempt_send_user_signal";
+#endif
+  settings.sends_preempt_notice = params != nullptr && std::strstr(params, notice) != nullptr;
   settings.kill_wait_seconds = conf->kill_wait;
   slurm_free_ctl_conf(conf);
   return settings;
@@ -56,8 +63,7 @@ Result<SlurmctldSettings> SlurmJob::LoadSlurmctldSettings() {
 Result<uint32_t> SlurmJob::GraceSeconds(const std::string& partition) {
   partition_info_msg_t* msg = nullptr;
   if (slurm_load_partitions(0, &msg, SHOW_ALL) != SLURM_SUCCESS || msg == nullptr)
-    return UnavailableError(
-        fmt::format("loading SLURM's partitions: {}", slurm_strerror(slurm_get_errno())));
+    return UnavailableError(fmt::format("loading SLURM's partitions: {}", slurm_strerror(errno)));
   std::optional<uint32_t> grace;
   for (uint32_t i = 0; i < msg->record_count; ++i)
     if (msg->partition_array[i].name != nullptr && partition == msg->partition_array[i].name)
@@ -69,8 +75,7 @@ Result<uint32_t> SlurmJob::GraceSeconds(const std::string& partition) {
 
 Status SlurmJob::Requeue() {
   if (slurm_requeue(job_id_, 0) != SLURM_SUCCESS)
-    return UnavailableError(
-        fmt::format("requeueing job {}: {}", job_id_, slurm_strerror(slurm_get_errno())));
+    return UnavailableError(fmt::format("requeueing job {}: {}", job_id_, slurm_strerror(errno)));
   return OkStatus();
 }
 

@@ -15,6 +15,9 @@
 # CLUSTER_CPUS=N makes each node declare N CPUs (default: the machine's), so that many jobs fit
 # on this small machine at once (slurmd then takes the configured count: config_overrides).
 #
+# CLUSTER_SLURMCTLD_PORT and CLUSTER_SLURMD_PORT (SLURM's 6817 and 6818 by default) let a
+# second cluster run beside this machine's (the version matrix's, in its own root file system).
+#
 # CLUSTER_NODES=2 adds a second node, compute-02, on this same machine: SLURM's
 # multiple-slurmd mode is not compiled into Debian's slurmd, so compute-02's slurmd runs in a
 # network namespace (cedana-b, 10.77.0.2, joined to the host's 10.77.0.1 by a veth pair) and a
@@ -57,6 +60,8 @@ cluster_write_conf() {
 # Written by tests/slurm/cluster.sh (cedana's local test cluster).
 ClusterName=cedana
 SlurmctldHost=localhost($ctl_addr)
+SlurmctldPort=${CLUSTER_SLURMCTLD_PORT:-6817}
+SlurmdPort=${CLUSTER_SLURMD_PORT:-6818}
 SlurmUser=root
 AuthType=auth/munge
 StateSaveLocation=$CLUSTER_SPOOL/slurmctld

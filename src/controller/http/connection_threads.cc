@@ -6,14 +6,23 @@
 
 namespace cedana::controller {
 
-void ConnectionThreads::enqueue(std::function<void()> fn) {
+namespace {
+// "the task was taken", in the type this cpp-httplib's enqueue returns (void or bool).
+template <typename R>
+R Taken() {
+  if constexpr (!std::is_void_v<R>) return true;
+}
+}  // namespace
+
+EnqueueResult ConnectionThreads::enqueue(std::function<void()> fn) {
   std::lock_guard<std::mutex> lock(mu_);
   if (running_ >= max_threads_) {
     waiting_.push_back(std::move(fn));
-    return;
+  } else {
+    ++running_;
+    std::thread([this, f = std::move(fn)]() mutable { Run(std::move(f)); }).detach();
   }
-  ++running_;
-  std::thread([this, f = std::move(fn)]() mutable { Run(std::move(f)); }).detach();
+  return Taken<EnqueueResult>();
 }
 
 void ConnectionThreads::Run(std::function<void()> fn) {

@@ -10,17 +10,24 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <type_traits>
+#include <utility>
 
 #include <httplib.h>
 
 namespace cedana::controller {
+
+// cpp-httplib 0.11 (Debian 12) declares enqueue void; later versions (0.18 in Debian 13) return
+// whether the task was taken.
+using EnqueueResult =
+    decltype(std::declval<httplib::TaskQueue&>().enqueue(std::function<void()>()));
 
 class ConnectionThreads : public httplib::TaskQueue {
  public:
   explicit ConnectionThreads(size_t max_threads) : max_threads_(max_threads) {}
   ~ConnectionThreads() override { shutdown(); }
 
-  void enqueue(std::function<void()> fn) override;
+  EnqueueResult enqueue(std::function<void()> fn) override;  // every task is taken
   // Returns once every connection has ended (the server has stopped accepting and each
   // connection ends at its next read timeout).
   void shutdown() override;

@@ -1,5 +1,7 @@
 #include "controller/watch/slurm_jobs.h"
 
+#include <cerrno>
+
 #include <set>
 
 #include <fmt/format.h>
@@ -66,9 +68,8 @@ Result<std::optional<SlurmJobs>> SlurmJobsReader::Load() {
   job_info_msg_t* msg = nullptr;
   if (slurm_load_jobs(last ? last->last_update : 0, &msg, SHOW_ALL) != SLURM_SUCCESS ||
       msg == nullptr) {
-    if (slurm_get_errno() == SLURM_NO_CHANGE_IN_DATA) return std::optional<SlurmJobs>();
-    return UnavailableError(
-        fmt::format("loading jobs from slurmctld: {}", slurm_strerror(slurm_get_errno())));
+    if (errno == SLURM_NO_CHANGE_IN_DATA) return std::optional<SlurmJobs>();
+    return UnavailableError(fmt::format("loading jobs from slurmctld: {}", slurm_strerror(errno)));
   }
   slurm_free_job_info_msg(last);
   last_ = msg;

@@ -1,5 +1,7 @@
 #include "controller/watch/slurm_reservations.h"
 
+#include <cerrno>
+
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -14,7 +16,7 @@ extern "C" {
 namespace cedana::controller {
 namespace {
 
-std::string LastSlurmError() { return slurm_strerror(slurm_get_errno()); }
+std::string LastSlurmError() { return slurm_strerror(errno); }
 
 }  // namespace
 
@@ -57,11 +59,18 @@ Status RequeueSlurmJob(int64_t job_id) {
   return OkStatus();
 }
 
+// hostlist_t names the struct in SLURM 24.11 (from 23.11 on), the pointer in 22.05.
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 0)
+using HostList = hostlist_t*;
+#else
+using HostList = hostlist_t;
+#endif
+
 bool HostListsOverlap(const std::string& a, const std::string& b) {
   if (a.empty() || b.empty()) return false;
   if (a == "ALL" || b == "ALL") return true;
-  hostlist_t in_b = slurm_hostlist_create(b.c_str());
-  hostlist_t in_a = slurm_hostlist_create(a.c_str());
+  HostList in_b = slurm_hostlist_create(b.c_str());
+  HostList in_a = slurm_hostlist_create(a.c_str());
   bool overlap = false;
   if (in_a && in_b) {
     while (char* host = slurm_hostlist_shift(in_a)) {
