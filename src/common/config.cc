@@ -184,6 +184,10 @@ const std::vector<KeySpec>& Specs() {
     s.push_back(StringKey("daemon.node_name", "CEDANA_NODE_NAME", &Config::node_name,
                           "empty or a node name",
                           "This node's name towards the controller; empty means the host name."));
+    s.push_back(IntKey("daemon.metrics_port", "CEDANA_DAEMON_METRICS_PORT",
+                       &Config::daemon_metrics_port, 0, 65535,
+                       "Port on 127.0.0.1 where the node daemon serves /metrics to Prometheus "
+                       "(dumps, restores, phases, refusals); 0 = off."));
     s.push_back(StringKey(
         "controller.listen", "CEDANA_CONTROLLER_LISTEN", &Config::controller_listen, "host:port",
         "Address of the controller's HTTP server (API, web UI, installer).", IsHostPort));

@@ -64,6 +64,9 @@ struct Config {
   std::string criu_no_breakpoints = "auto";
   // daemon.node_name (CEDANA_NODE_NAME): this node's name towards the controller; "" = host name.
   std::string node_name;
+  // daemon.metrics_port (CEDANA_DAEMON_METRICS_PORT): port on 127.0.0.1 where the node daemon
+  // serves GET /metrics (daemon/metrics_server.h); 0 = off (the default). 0..65535.
+  int daemon_metrics_port = 0;
   // controller.listen (CEDANA_CONTROLLER_LISTEN): host:port of the controller's HTTP server.
   std::string controller_listen = "0.0.0.0:8080";
   // controller.web_dir (CEDANA_CONTROLLER_WEB_DIR): the web UI's files.

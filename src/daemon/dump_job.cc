@@ -219,11 +219,14 @@ Result<DumpOutcome> DumpResolved(Node& node, const DumpTarget& target, const Dum
 
 std::string DumpImagesName(const std::string& checkpoint_id) { return "dump-" + checkpoint_id; }
 
-Result<DumpOutcome> Checkpointer::Dump(const Caller& caller, const DumpOptions& options,
-                                       const DumpProgress& progress) {
+namespace {
+
+// Checkpointer::Dump without the metrics.
+Result<DumpOutcome> DumpAndTell(Node& node, const Caller& caller, const DumpOptions& options,
+                                const DumpProgress& progress) {
   // A workload that does not exist, is not the caller's or is not running: nothing to tell.
-  CEDANA_ASSIGN_OR_RETURN(const DumpTarget target, ResolveDumpTarget(node_, caller, options));
-  Result<DumpOutcome> out = DumpResolved(node_, target, options, progress);
+  CEDANA_ASSIGN_OR_RETURN(const DumpTarget target, ResolveDumpTarget(node, caller, options));
+  Result<DumpOutcome> out = DumpResolved(node, target, options, progress);
   // A checkpoint of the job that did not happen: its owner sees why in the jobs list (the
   // job's stderr says it too, when the proxy asked); a wrong option is the caller's mistake.
   const Code code = out.has_value() ? Code::kOk : out.error().code();
@@ -231,8 +234,21 @@ Result<DumpOutcome> Checkpointer::Dump(const Caller& caller, const DumpOptions& 
   const std::string text =
       fmt::format("checkpoint on {} {}: {}", ReasonPhrase(options.reason),
                   code == Code::kUnsupported ? "refused" : "failed", out.error().message());
-  if (Status s = node_.records().SaveNotice(target.workload_id, {text, NowMs()}); !s.ok())
+  if (Status s = node.records().SaveNotice(target.workload_id, {text, NowMs()}); !s.ok())
     log::Warn("dump: recording the notice of workload {}: {}", target.workload_id, s.ToString());
+  return out;
+}
+
+}  // namespace
+
+Result<DumpOutcome> Checkpointer::Dump(const Caller& caller, const DumpOptions& options,
+                                       const DumpProgress& progress) {
+  Result<DumpOutcome> out = DumpAndTell(node_, caller, options, progress);
+  uint64_t stored = 0;
+  if (out.has_value())
+    for (const auto& s : out->manifest.streams) stored += s.stored_bytes;
+  node_.metrics().RecordDump(options.reason, out.has_value() ? OkStatus() : out.error(),
+                             out.has_value() ? out->phases_ms : PhaseDurations{}, stored);
   return out;
 }
 

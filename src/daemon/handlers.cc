@@ -113,6 +113,7 @@ protocol::StartedWorkload RestoredWorkload(const RestoreOutcome& r) {
   w.checkpoint_duration_ms = r.checkpoint_duration_ms;
   w.checkpoint_reason = r.checkpoint_reason;
   w.skipped = r.skipped;
+  w.phases_ms = r.phases_ms;
   return w;
 }
 

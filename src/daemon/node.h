@@ -19,6 +19,7 @@
 #include "common/system_names.h"
 #include "daemon/connection_limits.h"
 #include "daemon/dump_queue.h"
+#include "daemon/node_metrics.h"
 #include "daemon/slurm_job_registry.h"
 #include "daemon/workload.h"
 #include "daemon/workload_launcher.h"
@@ -63,6 +64,8 @@ class Node {
   // The connections being served (server.cc admits them), and the dumps running and waiting.
   ConnectionLimits& connection_limits() { return connection_limits_; }
   DumpQueue& dump_queue() { return dump_queue_; }
+  // What this daemon did since it started, for its metrics port (daemon/node_metrics.h).
+  NodeMetrics& metrics() const { return metrics_; }
 
   // The store named by `dir`, or the configured checkpoint dir when empty.
   Result<std::unique_ptr<storage::CheckpointStore>> OpenStore(const std::string& dir) const;
@@ -94,6 +97,7 @@ class Node {
   const SlurmJobRegistry slurm_jobs_;
   ConnectionLimits connection_limits_;
   DumpQueue dump_queue_;
+  mutable NodeMetrics metrics_;
   std::mutex locks_mu_;
   std::map<std::string, std::unique_ptr<std::mutex>> locks_;
   mutable std::mutex work_dirs_mu_;

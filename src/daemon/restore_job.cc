@@ -238,6 +238,7 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool streaming) {
     log::Info("restore: checkpoint {}: ended {} TIME_WAIT sockets on its TCP ports", m.id, *ended);
 
   // Launch.
+  const auto prepared = std::chrono::steady_clock::now();
   say("restoring", 0, 0);
   if (images->streamed()) {
     std::optional<std::pair<uid_t, gid_t>> criu_user;
@@ -246,6 +247,7 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool streaming) {
   }
   Result<SupervisorStarted> started =
       node_.launcher().Launch(node_.records(), spec.id, spec.criu_timeout_seconds + 30);
+  const auto launched = std::chrono::steady_clock::now();
   if (!started.has_value()) {
     criu_failed_streamed_ = images->streamed();
     // An unpack that stopped by itself (an altered stream) is why CRIU found no more data.
@@ -268,6 +270,7 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool streaming) {
     node_.processes().SignalTree(started->pid, SIGCONT);
     ::unlink(node_.records().VerifyingMarker(spec.id).c_str());
   }
+  const auto verified = std::chrono::steady_clock::now();
   keep_record = true;
   // "unpack": verifying and unpacking the streams, and the rest of "total" is mostly CRIU's;
   // "streamed, heads": until CRIU could start, and "total" includes the rest of the unpack.
@@ -275,15 +278,19 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool streaming) {
   log::Info("restore: checkpoint {} restored as workload {} (pid {}, {} {} ms, total {} ms)", m.id,
             spec.id, started->pid, spec.streamed_restore ? "streamed, heads" : "unpack",
             ms(unpacked - began), ms(std::chrono::steady_clock::now() - began));
-  return RestoreOutcome{spec.id,  started->pid,     m.id, m.duration_ms, m.created_at_ms,
-                        m.reason, spec.stdout_path, {}};
+  RestoreOutcome outcome{spec.id,  started->pid,     m.id, m.duration_ms, m.created_at_ms,
+                         m.reason, spec.stdout_path, {}};
+  outcome.phases_ms = {{"unpack", ms(unpacked - began)},
+                       {"prepare", ms(prepared - unpacked)},
+                       {"restore", ms(launched - prepared)},
+                       {"verify", ms(verified - launched)}};
+  return outcome;
 }
 
-}  // namespace
-
-Result<RestoreOutcome> Checkpointer::Restore(const Caller& caller, const RestoreOptions& options,
-                                             const RestoreProgress& progress) {
-  Node& node = node_;
+// The candidates in order until one restores (Checkpointer::Restore without the metrics).
+Result<RestoreOutcome> RestoreFirstGood(Node& node, const Caller& caller,
+                                        const RestoreOptions& options,
+                                        const RestoreProgress& progress) {
   if (options.checkpoint_id.empty() == options.label.empty())
     return InvalidArgumentError("give either a checkpoint id or --label, not both or neither");
   CEDANA_ASSIGN_OR_RETURN(auto store, node.OpenStore(options.dir));
@@ -328,6 +335,16 @@ Result<RestoreOutcome> Checkpointer::Restore(const Caller& caller, const Restore
   for (const auto& s : skipped) all += "\n  " + s;
   return Status(last.code(),
                 fmt::format("no checkpoint of label {} could be restored:{}", options.label, all));
+}
+
+}  // namespace
+
+Result<RestoreOutcome> Checkpointer::Restore(const Caller& caller, const RestoreOptions& options,
+                                             const RestoreProgress& progress) {
+  Result<RestoreOutcome> out = RestoreFirstGood(node_, caller, options, progress);
+  node_.metrics().RecordRestore(out.has_value() ? OkStatus() : out.error(),
+                                out.has_value() ? out->phases_ms : PhaseDurations{});
+  return out;
 }
 
 }  // namespace cedana::daemon

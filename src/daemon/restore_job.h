@@ -36,6 +36,10 @@ struct RestoreOutcome {
   std::string checkpoint_reason;  // "" for a checkpoint made before reasons
   std::string stdout_path;
   std::vector<std::string> skipped;  // "<id>: <why>" for each checkpoint that was passed over
+  // How long each step of the restore that worked took, in order (ms): unpack (verifying and
+  // unpacking the streams; a streamed restore's heads only), prepare (the workload's record and
+  // files), restore (CRIU, through the new supervisor), verify (a streamed restore's rest).
+  std::vector<std::pair<std::string, int64_t>> phases_ms;
 };
 
 using RestoreProgress =

@@ -29,6 +29,7 @@
 #include "daemon/connection_limits.h"
 #include "daemon/handlers.h"
 #include "daemon/housekeeper.h"
+#include "daemon/metrics_server.h"
 #include "daemon/recovery.h"
 #include "daemon/thread_group.h"
 #include "engine/breakpoint_probe.h"
@@ -206,6 +207,12 @@ int RunDaemon(const Config& config) {
       kVersion, config.socket_path, *criu_version, node.engine().settings().binary,
       *no_breakpoints ? "on" : "off", running);
 
+  // Declared after node: stopped before node goes. A port that cannot be bound is said and the
+  // daemon goes on without it: checkpoints matter more than their figures.
+  MetricsServer metrics(node.metrics());
+  if (config.daemon_metrics_port > 0)
+    if (Status s = metrics.Start(config.daemon_metrics_port); !s.ok())
+      log::Warn("daemon: {}", s.ToString());
   // Declared after node: stopped before node goes.
   Housekeeper housekeeper(node);
   housekeeper.Start();

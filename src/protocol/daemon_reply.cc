@@ -46,6 +46,13 @@ Status ReadPhases(const Message& m, std::vector<std::pair<std::string, int64_t>>
   return OkStatus();
 }
 
+// [{"phase": "freeze", "ms": 412}, ...]: a dump's or a restore's steps, in order.
+Message PhasesJson(const std::vector<std::pair<std::string, int64_t>>& phases_ms) {
+  Message phases = Message::array();
+  for (const auto& [phase, ms] : phases_ms) phases.push_back({{"phase", phase}, {"ms", ms}});
+  return phases;
+}
+
 Message SummaryJson(const CheckpointSummary& c) {
   Message j = {{"id", c.id},
                {"label", c.label},
@@ -66,11 +73,7 @@ Message SummaryJson(const CheckpointSummary& c) {
   if (!c.location.empty()) j["location"] = c.location;
   if (!c.state.empty()) j["state"] = c.state;
   if (!c.run.empty()) j["run"] = c.run;
-  if (!c.phases_ms.empty()) {
-    Message phases = Message::array();
-    for (const auto& [phase, ms] : c.phases_ms) phases.push_back({{"phase", phase}, {"ms", ms}});
-    j["phases"] = std::move(phases);
-  }
+  if (!c.phases_ms.empty()) j["phases"] = PhasesJson(c.phases_ms);
   return j;
 }
 
@@ -177,6 +180,7 @@ Message EncodeReply(const StartedWorkload& r) {
                {"skipped", r.skipped},
                {"fresh_reason", r.fresh_reason},
                {"restore_error", r.restore_error}};
+  if (!r.phases_ms.empty()) j["phases"] = PhasesJson(r.phases_ms);
   if (r.time_limit)
     j["time_limit"] = {{"requeue", r.time_limit->requeue},
                        {"max_restarts", r.time_limit->max_restarts},
@@ -237,6 +241,7 @@ Result<StartedWorkload> ParseStartedWorkload(const Message& reply) {
   CEDANA_RETURN_IF_ERROR(f.String("fresh_reason", &r.fresh_reason));
   CEDANA_RETURN_IF_ERROR(f.String("restore_error", &r.restore_error));
   CEDANA_RETURN_IF_ERROR(ReadObject(reply, "time_limit", ReadTimeLimit, &r.time_limit));
+  CEDANA_RETURN_IF_ERROR(ReadPhases(reply, &r.phases_ms));
   return r;
 }
 

@@ -70,6 +70,8 @@ struct StartedWorkload {
   std::string fresh_reason;
   std::string restore_error;
   std::optional<TimeLimitGrant> time_limit;  // run only
+  // restore: how long each of its steps took, in order (daemon/restore_job.h, RestoreOutcome).
+  std::vector<std::pair<std::string, int64_t>> phases_ms;
   bool operator==(const StartedWorkload&) const = default;
 };
 

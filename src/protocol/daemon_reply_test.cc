@@ -42,6 +42,7 @@ StartedWorkload FullStart() {
   w.checkpoint_reason = "scancel";
   w.skipped = {"20261202-160800-aaaaaaaa: manifest MAC mismatch"};
   w.time_limit = TimeLimitGrant{true, 3, 120};
+  w.phases_ms = {{"unpack", 210}, {"prepare", 4}, {"restore", 380}, {"verify", 0}};
   return w;
 }
 

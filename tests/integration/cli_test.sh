@@ -3,6 +3,9 @@
 # retention, version --init-config and config show.
 source "$(dirname "$0")/lib.sh"
 export CEDANA_CHECKPOINT_KEEP=2
+# The daemon's metrics port (daemon.metrics_port), scraped below.
+METRICS_PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+export CEDANA_DAEMON_METRICS_PORT=$METRICS_PORT
 start_daemon || exit 1
 
 # run --attach streams the output and exits with the workload's status.
@@ -65,6 +68,25 @@ out=$("$CEDANA" dump "$w" --leave-running --profile "$T/no-such-dir/profile.json
 check "a profile that cannot be written is an error naming it" grep -q "writing the profile $T/no-such-dir/profile.json" <<<"$out"
 check "after the checkpoint's id (the checkpoint is made)" bash -c "test $rc != 0 && grep -Eq '^[0-9]{8}-[0-9]{6}-' <<<'$out'"
 "$CEDANA" kill "$w" >/dev/null
+
+# The node daemon's /metrics: what it did since it started (daemon/node_metrics.h). So far: the
+# dumps above (manual), one restore, and now a dump refused (no such workload).
+"$CEDANA" dump no-such-workload >/dev/null 2>&1
+metrics=$(curl -fsS "http://127.0.0.1:$METRICS_PORT/metrics")
+check "metrics: manual dumps counted by result" \
+  grep -Eq '^cedana_node_dumps_total\{result="ok",reason="manual"\} [3-9]' <<<"$metrics"
+check "metrics: the refused dump, by cause" \
+  grep -Eq '^cedana_node_refusals_total\{operation="dump",cause="not_found"\} 1$' <<<"$metrics"
+check "metrics: restores by result" grep -Eq '^cedana_node_restores_total\{result="ok"\} [1-9]' <<<"$metrics"
+check "metrics: bytes stored" grep -Eq '^cedana_node_stored_bytes_total [1-9][0-9]*$' <<<"$metrics"
+check "metrics: each phase of a dump and of a restore as a histogram" python3 -c '
+import re, sys
+seen = set(re.findall(r"^cedana_node_phase_duration_seconds_count\{operation=\"(\w+)\",phase=\"(\w+)\"\} [1-9]", sys.argv[1], re.M))
+want = {("dump", p) for p in "queue prepare freeze store commit finish".split()}
+want |= {("restore", p) for p in "unpack prepare restore verify".split()}
+sys.exit(0 if want <= seen else print(sorted(want - seen)) or 1)' "$metrics"
+check "metrics: only on loopback, and only /metrics" \
+  bash -c "! curl -fsS http://127.0.0.1:$METRICS_PORT/ >/dev/null 2>&1 && ! ss -ltn | grep -q '0.0.0.0:$METRICS_PORT '"
 
 # dump --pid of a managed workload's root pid (the pid `cedana ps` shows) dumps that workload,
 # with its label; a pid inside a workload is refused, naming the workload.

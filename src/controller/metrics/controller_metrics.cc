@@ -3,8 +3,8 @@
 #include <map>
 #include <tuple>
 
+#include "common/prometheus_text.h"
 #include "common/version.h"
-#include "controller/metrics/prometheus_text.h"
 
 namespace cedana::controller {
 namespace {

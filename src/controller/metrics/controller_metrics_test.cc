@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "controller/metrics/prometheus_text.h"
+#include "common/prometheus_text.h"
 
 namespace cedana::controller {
 namespace {

@@ -19,5 +19,7 @@ slurm_root_run "$SUITE" bash -c '
     cli_filter_cedana task_cedana job_submit_cedana_test cli_filter_cedana_test >/build/build.log 2>&1 ||
     { grep -E "error|FAILED" /build/build.log | head -30; exit 1; }
   cmake --install /build --prefix /usr/local >/build/install.log 2>&1 || { tail -20 /build/install.log; exit 1; }
+  # The CRIU build of the host (with its fixes), found before /usr/sbin/criu of Debian.
+  ln -sf /opt/cedana/criu/sbin/criu /usr/local/bin/criu
 ' || { echo "matrix: building cedana against SLURM $SLURM_ROOT_VERSION failed" >&2; exit 1; }
 slurm_root_run "$SUITE" bash /src/tests/slurm/matrix/scenario.sh

@@ -22,15 +22,15 @@ SLURM_ROOTS=${CEDANA_SLURM_ROOTS:-/var/cache/cedana/slurm-roots}
 SLURM_ROOT_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 
 # SLURM itself, what cedana builds with (scripts/setup.sh's list, less what only the host's
-# other suites use), and the libraries the host's CRIU build runs with.
+# other suites use), and Debian's criu for the libraries the host's CRIU build runs with (whose
+# package names differ between releases); the host's build is the one used (matrix_test.sh).
 SLURM_ROOT_PACKAGES=(
   slurmctld slurmd slurm-client munge libslurm-dev libmunge-dev
   g++ cmake ninja-build pkg-config dpkg-dev binutils
   libprotobuf-dev protobuf-compiler nlohmann-json3-dev libcli11-dev libfmt-dev
   zlib1g-dev libzstd-dev liblz4-dev libdeflate-dev libssl-dev libcurl4-openssl-dev
   libgtest-dev libgmock-dev libcpp-httplib-dev libsqlite3-dev libpq-dev
-  libprotobuf-c1 libnl-3-200 libnet1 libnftables1 libbsd0 libcap2 libuuid1 libgnutls30t64
-  procps psmisc util-linux python3 ca-certificates
+  criu procps psmisc util-linux mount python3 ca-certificates
 )
 
 _root_log() { printf 'slurm root: %s\n' "$*" >&2; }

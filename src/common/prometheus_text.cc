@@ -1,8 +1,8 @@
-#include "controller/metrics/prometheus_text.h"
+#include "common/prometheus_text.h"
 
 #include <fmt/format.h>
 
-namespace cedana::controller {
+namespace cedana {
 namespace {
 
 std::string Escaped(std::string_view value) {
@@ -40,22 +40,38 @@ void PrometheusText::Sample(std::string_view name, const MetricLabels& labels, d
 void PrometheusText::Histogram(std::string_view name, const MetricLabels& labels,
                                const std::vector<double>& bounds,
                                const std::vector<double>& values) {
-  double sum = 0;
-  for (double v : values) sum += v;
+  HistogramCounts h(bounds);
+  for (double v : values) h.Add(v);
+  Histogram(name, labels, h);
+}
+
+void PrometheusText::Histogram(std::string_view name, const MetricLabels& labels,
+                               const HistogramCounts& h) {
   auto with_le = [&](const std::string& le) {
     MetricLabels l = labels;
     l.emplace_back("le", le);
     return l;
   };
-  for (double bound : bounds) {
-    size_t at_most = 0;
-    for (double v : values) at_most += v <= bound ? 1 : 0;
-    Sample(fmt::format("{}_bucket", name), with_le(fmt::format("{}", bound)),
+  uint64_t at_most = 0;
+  for (size_t i = 0; i < h.bounds.size(); ++i) {
+    at_most += h.counts[i];
+    Sample(fmt::format("{}_bucket", name), with_le(fmt::format("{}", h.bounds[i])),
            static_cast<double>(at_most));
   }
-  Sample(fmt::format("{}_bucket", name), with_le("+Inf"), static_cast<double>(values.size()));
-  Sample(fmt::format("{}_sum", name), labels, sum);
-  Sample(fmt::format("{}_count", name), labels, static_cast<double>(values.size()));
+  Sample(fmt::format("{}_bucket", name), with_le("+Inf"), static_cast<double>(h.count));
+  Sample(fmt::format("{}_sum", name), labels, h.sum);
+  Sample(fmt::format("{}_count", name), labels, static_cast<double>(h.count));
 }
 
-}  // namespace cedana::controller
+HistogramCounts::HistogramCounts(std::vector<double> upper_bounds)
+    : bounds(std::move(upper_bounds)), counts(bounds.size() + 1, 0) {}
+
+void HistogramCounts::Add(double value) {
+  size_t i = 0;
+  while (i < bounds.size() && value > bounds[i]) ++i;
+  ++counts[i];
+  sum += value;
+  ++count;
+}
+
+}  // namespace cedana
