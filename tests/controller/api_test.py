@@ -155,6 +155,13 @@ check("filter by label", st == 200 and body == [], body)
 st, body, done = restore_through_agent(root_ck, ADMIN)
 check("restore request: 202 with a queued operation", st == 202 and body["kind"] == "restore", (st, body))
 check("the node daemon restored it", done is not None and done["state"] == "done", done)
+check("the operation says how long each phase of the restore took",
+      done is not None and [p["phase"] for p in done.get("phases", [])] == ["unpack", "prepare", "restore", "verify"]
+      and all(isinstance(p["ms"], int) and p["ms"] >= 0 for p in done["phases"]), done)
+st, body = call("POST", f"/v1/agent/operations/{done and done['id']}", token=ADMIN,
+                body={"state": "done", "phases": [{"phase": "freeze", "ms": -1}]})
+check("an agent's report with a bad phase: 400 naming what is valid",
+      st == 400 and "phases: want" in body["error"]["message"], (st, body))
 st, body = call("GET", "/v1/operations", token=user_token)
 check("user does not see root's operations", st == 200 and body == [], body)
 

@@ -37,6 +37,7 @@ ops_done() { api GET /operations | jq_py "(lambda ops: len(ops) > 0 and all(o['s
 # The policy queues a dump every 10 s: one may be queued or running right now; wait for a
 # moment when none is (a failed one stays failed).
 check "the policy's operations finished as done" wait_for 30 ops_done
+check "each done operation says how long each phase of its dump took" bash -c "api GET /operations | jq_py \"all([p['phase'] for p in o['phases']] == ['queue', 'prepare', 'freeze', 'store', 'commit', 'finish'] for o in d if o['policy_id'] == $policy and o['state'] == 'done')\" | grep -q True"
 check "checkpoints listed with job id and node" \
   bash -c "api GET '/checkpoints?label=$LABEL' | grep -q '\"job_id\":$job'"
 

@@ -98,7 +98,22 @@ Result<PolicyRecord> PolicyOf(const SqlRow& r) {
 
 constexpr char kOperationColumns[] =
     "id, kind, job_id, checkpoint_id, node, policy_id, owner, state, phase, done_bytes, "
-    "total_bytes, error, created_ms, finished_ms, reason";
+    "total_bytes, error, created_ms, finished_ms, reason, phases";
+
+// The phases column: [["freeze", 412], ...]. Written only by UpdateOperation; anything else
+// read back (a hand-edited row) is no phases.
+std::string PhasesText(const std::vector<std::pair<std::string, int64_t>>& phases) {
+  return nlohmann::json(phases).dump();
+}
+std::vector<std::pair<std::string, int64_t>> PhasesOf(const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  std::vector<std::pair<std::string, int64_t>> out;
+  if (!j.is_array()) return out;
+  for (const auto& p : j)
+    if (p.is_array() && p.size() == 2 && p[0].is_string() && p[1].is_number_integer())
+      out.emplace_back(p[0].get<std::string>(), p[1].get<int64_t>());
+  return out;
+}
 
 OperationRecord OperationOf(const SqlRow& r) {
   OperationRecord o;
@@ -117,6 +132,7 @@ OperationRecord OperationOf(const SqlRow& r) {
   o.created_ms = r.Int(12);
   o.finished_ms = r.OptionalInt(13);
   o.reason = r.Text(14);
+  o.phases_ms = PhasesOf(r.Text(15));
   return o;
 }
 
@@ -555,10 +571,11 @@ Status Catalog::UpdateOperation(const OperationRecord& o) {
   CEDANA_ASSIGN_OR_RETURN(
       auto rows,
       db_->Query("UPDATE operations SET state = ?, phase = ?, done_bytes = ?, total_bytes = ?, "
-                 "checkpoint_id = COALESCE(?, checkpoint_id), error = ?, finished_ms = ? "
-                 "WHERE id = ? RETURNING id",
+                 "checkpoint_id = COALESCE(?, checkpoint_id), error = ?, finished_ms = ?, "
+                 "phases = ? WHERE id = ? RETURNING id",
                  {o.state, o.phase, o.done_bytes, o.total_bytes, SqlOptional(o.checkpoint_id),
-                  SqlOptional(o.error), final_state ? SqlValue(NowMs()) : SqlNull(), o.id}));
+                  SqlOptional(o.error), final_state ? SqlValue(NowMs()) : SqlNull(),
+                  PhasesText(o.phases_ms), o.id}));
   if (rows.empty()) return NotFoundError(fmt::format("operation {} not found", o.id));
   return OkStatus();
 }

@@ -145,6 +145,8 @@ struct OperationRecord {
   int64_t created_ms = 0;
   std::optional<int64_t> finished_ms;
   std::string reason = "manual";  // dump: recorded with its checkpoint (common/checkpoint_reason.h)
+  // done: how long each phase of its dump or restore took on the node, in order (ms).
+  std::vector<std::pair<std::string, int64_t>> phases_ms;
 };
 
 // A MAINT reservation as the controller tracks it (controller/maintenance/).

@@ -193,11 +193,13 @@ TEST(CatalogTest, OperationsAreClaimedOnce) {
   OperationRecord done = claimed->at(0);
   done.state = "done";
   done.checkpoint_id = "20261130-000000-aaaa";
+  done.phases_ms = {{"queue", 0}, {"freeze", 412}, {"store", 1030}};
   ASSERT_TRUE(c->UpdateOperation(done).ok());
   auto last = c->LastDump(7, std::nullopt);
   ASSERT_TRUE(last.has_value() && last->has_value());
   EXPECT_EQ((*last)->checkpoint_id.value_or(""), "20261130-000000-aaaa");
   EXPECT_TRUE((*last)->finished_ms.has_value());
+  EXPECT_EQ((*last)->phases_ms, done.phases_ms) << "phases kept in order";
 }
 
 TEST(CatalogTest, CheckpointIndexFollowsStorage) {

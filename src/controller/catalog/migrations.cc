@@ -151,6 +151,9 @@ CREATE TABLE job_events (
   PRIMARY KEY (job_id, kind, run_index)
 );
 )"},
+      {7, "operations keep how long each phase of their dump or restore took", R"(
+ALTER TABLE operations ADD COLUMN phases TEXT NOT NULL DEFAULT '[]';
+)"},
   };
   return all;
 }

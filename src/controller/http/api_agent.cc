@@ -84,6 +84,9 @@ void ApiServer::RegisterAgentRoutes() {
             op.checkpoint_id = body["checkpoint_id"].get<std::string>();
           if (body.contains("error") && body["error"].is_string())
             op.error = body["error"].get<std::string>();
+          if (body.contains("phases")) {
+            CEDANA_ASSIGN_OR_RETURN(op.phases_ms, PhasesIn(body["phases"]));
+          }
           CEDANA_RETURN_IF_ERROR(catalog_.UpdateOperation(op));
           if (state == "done" || state == "failed") {
             log::Info("api: operation {} ({} of job {}) on {}: {}{}", op.id, op.kind,
