@@ -47,6 +47,7 @@ PACKAGES=(
   slurmdbd mariadb-server
   # nft: lifting the network lock CRIU leaves on a TCP-holding tree it left stopped
   nftables
+  mmdebstrap
   # the MPIs the tests launch: MPICH (also with srun --mpi=pmi2) and OpenMPI. With both
   # installed the unsuffixed mpicc/mpirun name OpenMPI; the tests name each one (mpicc.mpich).
   mpich libmpich-dev openmpi-bin libopenmpi-dev
