@@ -47,9 +47,10 @@ void NodeMetrics::RecordDump(const std::string& reason, const Status& result,
   Record("dump", result, phases);
 }
 
-void NodeMetrics::RecordRestore(const Status& result, const PhaseDurations& phases) {
+void NodeMetrics::RecordRestore(const std::string& reason, const Status& result,
+                                const PhaseDurations& phases) {
   std::lock_guard<std::mutex> lock(mu_);
-  ++restores_[ResultOf(result)];
+  ++restores_[{ResultOf(result), reason.empty() ? "unknown" : reason}];
   Record("restore", result, phases);
 }
 
@@ -65,9 +66,11 @@ std::string NodeMetrics::Text() const {
     out.Sample("cedana_node_dumps_total", {{"result", key.first}, {"reason", key.second}},
                static_cast<double>(n));
   out.Family("cedana_node_restores_total", "counter",
-             "Restores this daemon made or tried since it started, by result.");
-  for (const auto& [result, n] : restores_)
-    out.Sample("cedana_node_restores_total", {{"result", result}}, static_cast<double>(n));
+             "Restores this daemon made or tried since it started, by result and the reason of "
+             "the checkpoint they resumed (unknown when none was).");
+  for (const auto& [key, n] : restores_)
+    out.Sample("cedana_node_restores_total", {{"result", key.first}, {"reason", key.second}},
+               static_cast<double>(n));
   out.Family("cedana_node_refusals_total", "counter",
              "Dumps and restores turned down before they touched the workload, by cause.");
   for (const auto& [key, n] : refusals_)

@@ -1,10 +1,11 @@
 // NodeMetrics: what this node daemon did since it started, for the Prometheus scrape on its
-// local metrics port (daemon.metrics_port, metrics_server.h): dumps and restores by result (and
-// dumps by reason), the duration of each of their phases as histograms, the bytes dumps stored,
-// and refusals by cause. A refusal is an operation turned down before it touched the workload
-// (its error code says the request or the state was wrong: the tree holds a TCP connection, the
-// caller is not its owner, ...); a failure is one that went wrong on the way. The counts live in
-// memory: a restarted daemon starts from zero, as Prometheus expects of counters. Thread-safe.
+// local metrics port (daemon.metrics_port, metrics_server.h): dumps and restores by result and
+// reason (a restore's is the reason of the checkpoint it resumed, "unknown" when none did), the
+// duration of each of their phases as histograms, the bytes dumps stored, and refusals by cause. A
+// refusal is an operation turned down before it touched the workload (its error code says the
+// request or the state was wrong: the tree holds a TCP connection, the caller is not its owner,
+// ...); a failure is one that went wrong on the way. The counts live in memory: a restarted daemon
+// starts from zero, as Prometheus expects of counters. Thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +31,7 @@ class NodeMetrics {
  public:
   void RecordDump(const std::string& reason, const Status& result, const PhaseDurations& phases,
                   uint64_t stored_bytes);
-  void RecordRestore(const Status& result, const PhaseDurations& phases);
+  void RecordRestore(const std::string& reason, const Status& result, const PhaseDurations& phases);
   // The text format Prometheus scrapes.
   std::string Text() const;
 
@@ -39,7 +40,7 @@ class NodeMetrics {
 
   mutable std::mutex mu_;
   std::map<std::pair<std::string, std::string>, uint64_t> dumps_;          // (result, reason)
-  std::map<std::string, uint64_t> restores_;                               // result
+  std::map<std::pair<std::string, std::string>, uint64_t> restores_;       // (result, reason)
   std::map<std::pair<std::string, std::string>, uint64_t> refusals_;       // (operation, cause)
   std::map<std::pair<std::string, std::string>, HistogramCounts> phases_;  // (operation, phase)
   uint64_t stored_bytes_ = 0;

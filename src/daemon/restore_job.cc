@@ -342,7 +342,8 @@ Result<RestoreOutcome> RestoreFirstGood(Node& node, const Caller& caller,
 Result<RestoreOutcome> Checkpointer::Restore(const Caller& caller, const RestoreOptions& options,
                                              const RestoreProgress& progress) {
   Result<RestoreOutcome> out = RestoreFirstGood(node_, caller, options, progress);
-  node_.metrics().RecordRestore(out.has_value() ? OkStatus() : out.error(),
+  node_.metrics().RecordRestore(out.has_value() ? out->checkpoint_reason : "",
+                                out.has_value() ? OkStatus() : out.error(),
                                 out.has_value() ? out->phases_ms : PhaseDurations{});
   return out;
 }

@@ -77,7 +77,8 @@ check "metrics: manual dumps counted by result" \
   grep -Eq '^cedana_node_dumps_total\{result="ok",reason="manual"\} [3-9]' <<<"$metrics"
 check "metrics: the refused dump, by cause" \
   grep -Eq '^cedana_node_refusals_total\{operation="dump",cause="not_found"\} 1$' <<<"$metrics"
-check "metrics: restores by result" grep -Eq '^cedana_node_restores_total\{result="ok"\} [1-9]' <<<"$metrics"
+check "metrics: restores by result and the reason of the checkpoint they resumed" \
+  grep -Eq '^cedana_node_restores_total\{result="ok",reason="manual"\} [1-9]' <<<"$metrics"
 check "metrics: bytes stored" grep -Eq '^cedana_node_stored_bytes_total [1-9][0-9]*$' <<<"$metrics"
 check "metrics: each phase of a dump and of a restore as a histogram" python3 -c '
 import re, sys
