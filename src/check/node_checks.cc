@@ -248,7 +248,7 @@ Finding CheckSlurmVersion(const CheckOptions& options, std::string* installed) {
       "`cedana slurm setup`";
   auto layout = slurm::LocateSlurm(slurm::DefaultSlurmInstallPaths());
   for (const char* so : {slurm::kTaskSo, slurm::kJobSubmitSo, slurm::kCliFilterSo}) {
-    if (!layout.has_value()) break;
+    if (!layout.has_value()) break;  // no slurm.conf: nothing installed to read
     auto built = slurm::PluginFileSlurmVersion(layout->plugin_dir + "/" + so);
     if (!built.has_value()) continue;
     if (*built != *installed)
@@ -262,12 +262,10 @@ Finding CheckSlurmVersion(const CheckOptions& options, std::string* installed) {
   std::vector<std::string> builds = slurm::PluginBuilds(options.plugin_store, {slurm::kTaskSo});
   if (std::find(builds.begin(), builds.end(), *installed) != builds.end())
     return Ok("slurm", "SLURM " + *installed + " (the plugin store has a build for it)");
-  std::string listed;
-  for (const auto& b : builds) listed += (listed.empty() ? "" : ", ") + b;
   return Fail("slurm",
               fmt::format("SLURM {} here, and the plugin store {} has no build for it (builds: "
                           "{})",
-                          *installed, options.plugin_store, listed.empty() ? "none" : listed),
+                          *installed, options.plugin_store, slurm::ListedBuilds(builds)),
               "build cedana on a machine with this SLURM's libslurm-dev (scripts/setup.sh) and "
               "run cmake --install");
 }

@@ -8,13 +8,17 @@
 
 namespace cedana::cli {
 
-std::string PluginStore() {
+std::string BesideThisBinary(const std::string& relative) {
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    auto beside = exe.parent_path().parent_path() / "share/cedana/plugins/slurm";
-    if (std::filesystem::is_directory(beside, ec)) return beside.string();
-  }
+  if (ec) return "";
+  return (exe.parent_path().parent_path() / relative).string();
+}
+
+std::string PluginStore() {
+  std::string beside = BesideThisBinary("share/cedana/plugins/slurm");
+  std::error_code ec;
+  if (!beside.empty() && std::filesystem::is_directory(beside, ec)) return beside;
   return CEDANA_PLUGIN_STORE_DIR;
 }
 

@@ -11,4 +11,8 @@ namespace cedana::cli {
 
 std::string PluginStore();
 
+// <prefix>/<relative> for this binary's <prefix>/bin/cedana (where cmake --install put what came
+// with it); "" when /proc/self/exe cannot be read.
+std::string BesideThisBinary(const std::string& relative);
+
 }  // namespace cedana::cli

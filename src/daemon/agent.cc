@@ -14,13 +14,6 @@ namespace {
 
 constexpr auto kPollInterval = std::chrono::seconds(2);
 
-// A finished operation's phases as the controller takes them (docs/api.md).
-nlohmann::json PhasesReport(const std::vector<std::pair<std::string, int64_t>>& phases_ms) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& [phase, ms] : phases_ms) out.push_back({{"phase", phase}, {"ms", ms}});
-  return out;
-}
-
 // The running managed workload of a SLURM job, if this node has one.
 std::optional<std::pair<std::string, WorkloadSpec>> WorkloadOfJob(const Node& node,
                                                                   const std::string& job_id) {
@@ -153,7 +146,7 @@ void Agent::RunOperation(const nlohmann::json& op) {
         done["checkpoint_id"] = out->manifest.id;
         done["done_bytes"] = out->manifest.StoredBytes();
         done["total_bytes"] = out->manifest.StoredBytes();
-        done["phases"] = PhasesReport(out->phases_ms);
+        done["phases"] = PhaseDurationsJson(out->phases_ms);
         log::Info("agent: operation {}: checkpoint {} of job {} (leave-running)", id,
                   out->manifest.id, job);
       } else {
@@ -171,7 +164,7 @@ void Agent::RunOperation(const nlohmann::json& op) {
       Result<RestoreOutcome> out = Checkpointer(node_).Restore(owner, options, progress);
       if (out.has_value()) {
         done["checkpoint_id"] = out->checkpoint_id;
-        done["phases"] = PhasesReport(out->phases_ms);
+        done["phases"] = PhaseDurationsJson(out->phases_ms);
         log::Info("agent: operation {}: restored checkpoint {} as workload {}", id,
                   out->checkpoint_id, out->workload_id);
       } else {

@@ -244,11 +244,9 @@ Result<DumpOutcome> DumpAndTell(Node& node, const Caller& caller, const DumpOpti
 Result<DumpOutcome> Checkpointer::Dump(const Caller& caller, const DumpOptions& options,
                                        const DumpProgress& progress) {
   Result<DumpOutcome> out = DumpAndTell(node_, caller, options, progress);
-  uint64_t stored = 0;
-  if (out.has_value())
-    for (const auto& s : out->manifest.streams) stored += s.stored_bytes;
   node_.metrics().RecordDump(options.reason, out.has_value() ? OkStatus() : out.error(),
-                             out.has_value() ? out->phases_ms : PhaseDurations{}, stored);
+                             out.has_value() ? out->phases_ms : PhaseDurations{},
+                             out.has_value() ? out->manifest.StoredBytes() : 0);
   return out;
 }
 

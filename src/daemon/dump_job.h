@@ -11,6 +11,7 @@
 #include <functional>
 #include <string>
 
+#include "common/phase_durations.h"
 #include "common/result.h"
 #include "daemon/node.h"
 #include "image/manifest.h"
@@ -36,7 +37,7 @@ struct DumpOutcome {
   // How long each step took, in order (ms): queue (waiting for a dump slot), prepare, freeze
   // (CRIU dumping the stopped tree), store (pack, compress, upload), commit, finish (the tree
   // ended, retention). `cedana dump --profile`.
-  std::vector<std::pair<std::string, int64_t>> phases_ms;
+  PhaseDurations phases_ms;
 };
 
 // phase: "dumping", "packing", "committing"; done/total in bytes where known.

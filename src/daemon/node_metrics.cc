@@ -8,6 +8,16 @@ namespace {
 // Seconds: a small dump freezes for a tenth of a second, a large one's store takes minutes.
 const std::vector<double> kPhaseBounds = {0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
 
+// A counter family whose samples are keyed by two labels.
+void CounterFamily(PrometheusText& out, const char* name, const char* help,
+                   std::pair<const char*, const char*> labels,
+                   const std::map<std::pair<std::string, std::string>, uint64_t>& counts) {
+  out.Family(name, "counter", help);
+  for (const auto& [key, n] : counts)
+    out.Sample(name, {{labels.first, key.first}, {labels.second, key.second}},
+               static_cast<double>(n));
+}
+
 }  // namespace
 
 std::string ResultOf(const Status& status) {
@@ -59,23 +69,17 @@ std::string NodeMetrics::Text() const {
   PrometheusText out;
   out.Family("cedana_node_info", "gauge", "The node daemon's version.");
   out.Sample("cedana_node_info", {{"version", kVersion}}, 1);
-  out.Family("cedana_node_dumps_total", "counter",
-             "Checkpoints this daemon made or tried since it started, by result (ok, refused, "
-             "failed) and reason.");
-  for (const auto& [key, n] : dumps_)
-    out.Sample("cedana_node_dumps_total", {{"result", key.first}, {"reason", key.second}},
-               static_cast<double>(n));
-  out.Family("cedana_node_restores_total", "counter",
-             "Restores this daemon made or tried since it started, by result and the reason of "
-             "the checkpoint they resumed (unknown when none was).");
-  for (const auto& [key, n] : restores_)
-    out.Sample("cedana_node_restores_total", {{"result", key.first}, {"reason", key.second}},
-               static_cast<double>(n));
-  out.Family("cedana_node_refusals_total", "counter",
-             "Dumps and restores turned down before they touched the workload, by cause.");
-  for (const auto& [key, n] : refusals_)
-    out.Sample("cedana_node_refusals_total", {{"operation", key.first}, {"cause", key.second}},
-               static_cast<double>(n));
+  CounterFamily(out, "cedana_node_dumps_total",
+                "Checkpoints this daemon made or tried since it started, by result (ok, refused, "
+                "failed) and reason.",
+                {"result", "reason"}, dumps_);
+  CounterFamily(out, "cedana_node_restores_total",
+                "Restores this daemon made or tried since it started, by result and the reason "
+                "of the checkpoint they resumed (unknown when none was).",
+                {"result", "reason"}, restores_);
+  CounterFamily(out, "cedana_node_refusals_total",
+                "Dumps and restores turned down before they touched the workload, by cause.",
+                {"operation", "cause"}, refusals_);
   out.Family("cedana_node_stored_bytes_total", "counter",
              "Bytes the checkpoints this daemon made stored (after compression).");
   out.Sample("cedana_node_stored_bytes_total", {}, static_cast<double>(stored_bytes_));

@@ -15,12 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include "common/phase_durations.h"
 #include "common/prometheus_text.h"
 #include "common/status.h"
 
 namespace cedana::daemon {
-
-using PhaseDurations = std::vector<std::pair<std::string, int64_t>>;  // name -> ms, in order
 
 // "ok", "refused" or "failed" for an operation's result (see above).
 std::string ResultOf(const Status& status);
@@ -38,10 +37,12 @@ class NodeMetrics {
  private:
   void Record(const std::string& operation, const Status& result, const PhaseDurations& phases);
 
+  using Counts = std::map<std::pair<std::string, std::string>, uint64_t>;  // by two labels
+
   mutable std::mutex mu_;
-  std::map<std::pair<std::string, std::string>, uint64_t> dumps_;          // (result, reason)
-  std::map<std::pair<std::string, std::string>, uint64_t> restores_;       // (result, reason)
-  std::map<std::pair<std::string, std::string>, uint64_t> refusals_;       // (operation, cause)
+  Counts dumps_;                                                           // (result, reason)
+  Counts restores_;                                                        // (result, reason)
+  Counts refusals_;                                                        // (operation, cause)
   std::map<std::pair<std::string, std::string>, HistogramCounts> phases_;  // (operation, phase)
   uint64_t stored_bytes_ = 0;
 };

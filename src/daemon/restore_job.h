@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/phase_durations.h"
 #include "common/result.h"
 #include "daemon/node.h"
 
@@ -39,7 +40,7 @@ struct RestoreOutcome {
   // How long each step of the restore that worked took, in order (ms): unpack (verifying and
   // unpacking the streams; a streamed restore's heads only), prepare (the workload's record and
   // files), restore (CRIU, through the new supervisor), verify (a streamed restore's rest).
-  std::vector<std::pair<std::string, int64_t>> phases_ms;
+  PhaseDurations phases_ms;
 };
 
 using RestoreProgress =

@@ -31,7 +31,7 @@ Status ReadObject(const Message& m, const char* key, Read read, T* out) {
 }
 
 // "phases": [{"phase": "freeze", "ms": 120}, ...], in the order the steps ran.
-Status ReadPhases(const Message& m, std::vector<std::pair<std::string, int64_t>>* out) {
+Status ReadPhases(const Message& m, PhaseDurations* out) {
   auto it = m.find("phases");
   if (it == m.end()) return OkStatus();
   if (!it->is_array()) return InvalidArgumentError("reply field \"phases\" must be an array");
@@ -44,13 +44,6 @@ Status ReadPhases(const Message& m, std::vector<std::pair<std::string, int64_t>>
     out->push_back(std::move(phase));
   }
   return OkStatus();
-}
-
-// [{"phase": "freeze", "ms": 412}, ...]: a dump's or a restore's steps, in order.
-Message PhasesJson(const std::vector<std::pair<std::string, int64_t>>& phases_ms) {
-  Message phases = Message::array();
-  for (const auto& [phase, ms] : phases_ms) phases.push_back({{"phase", phase}, {"ms", ms}});
-  return phases;
 }
 
 Message SummaryJson(const CheckpointSummary& c) {
@@ -73,7 +66,7 @@ Message SummaryJson(const CheckpointSummary& c) {
   if (!c.location.empty()) j["location"] = c.location;
   if (!c.state.empty()) j["state"] = c.state;
   if (!c.run.empty()) j["run"] = c.run;
-  if (!c.phases_ms.empty()) j["phases"] = PhasesJson(c.phases_ms);
+  if (!c.phases_ms.empty()) j["phases"] = PhaseDurationsJson(c.phases_ms);
   return j;
 }
 
@@ -180,7 +173,7 @@ Message EncodeReply(const StartedWorkload& r) {
                {"skipped", r.skipped},
                {"fresh_reason", r.fresh_reason},
                {"restore_error", r.restore_error}};
-  if (!r.phases_ms.empty()) j["phases"] = PhasesJson(r.phases_ms);
+  if (!r.phases_ms.empty()) j["phases"] = PhaseDurationsJson(r.phases_ms);
   if (r.time_limit)
     j["time_limit"] = {{"requeue", r.time_limit->requeue},
                        {"max_restarts", r.time_limit->max_restarts},

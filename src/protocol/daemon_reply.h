@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/phase_durations.h"
 #include "common/result.h"
 #include "protocol/wire.h"
 
@@ -49,7 +50,7 @@ struct CheckpointSummary {
   std::string state;     // list: "good" or "unverified" (its MAC)
   std::string run;       // list: "open", or "finished" (its run ended by itself)
   // dump: how long each of its steps took, in order (daemon/dump_job.h, DumpOutcome).
-  std::vector<std::pair<std::string, int64_t>> phases_ms;
+  PhaseDurations phases_ms;
   bool operator==(const CheckpointSummary&) const = default;
 };
 
@@ -71,7 +72,7 @@ struct StartedWorkload {
   std::string restore_error;
   std::optional<TimeLimitGrant> time_limit;  // run only
   // restore: how long each of its steps took, in order (daemon/restore_job.h, RestoreOutcome).
-  std::vector<std::pair<std::string, int64_t>> phases_ms;
+  PhaseDurations phases_ms;
   bool operator==(const StartedWorkload&) const = default;
 };
 

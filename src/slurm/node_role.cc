@@ -24,12 +24,10 @@ std::string_view NodeRoleName(NodeRole role) {
 }
 
 RoleParts PartsOf(NodeRole role) {
-  RoleParts worker{{kSpankSo, kTaskSo}, {kNodeDaemonUnit}, false, true, true};
-  RoleParts controller{
-      {kJobSubmitSo, kCliFilterSo, kSlurmBinary}, {kControllerUnit}, true, false, false};
   switch (role) {
-    case NodeRole::kWorker: return worker;
-    case NodeRole::kController: return controller;
+    case NodeRole::kWorker: return {{kSpankSo, kTaskSo}, {kNodeDaemonUnit}, false, true, true};
+    case NodeRole::kController:
+      return {{kJobSubmitSo, kCliFilterSo, kSlurmBinary}, {kControllerUnit}, true, false, false};
     case NodeRole::kLogin: return {{kSpankSo, kCliFilterSo}, {}, false, false, true};
     case NodeRole::kAll: break;
   }

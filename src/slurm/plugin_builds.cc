@@ -4,20 +4,11 @@
 #include <charconv>
 #include <filesystem>
 
+#include <fmt/ranges.h>
+
 #include "common/fs.h"
 
 namespace cedana::slurm {
-namespace {
-
-std::string Listed(const std::vector<std::string>& versions) {
-  if (versions.empty()) return "none";
-  std::string out;
-  for (const auto& v : versions) out += (out.empty() ? "" : ", ") + v;
-  return out;
-}
-
-}  // namespace
-
 std::optional<std::vector<int>> ParseSlurmVersion(const std::string& text) {
   std::vector<int> parts;
   const char* p = text.data();
@@ -33,6 +24,10 @@ std::optional<std::vector<int>> ParseSlurmVersion(const std::string& text) {
   }
   if (parts.size() != 3) return std::nullopt;
   return parts;
+}
+
+std::string ListedBuilds(const std::vector<std::string>& versions) {
+  return versions.empty() ? "none" : fmt::format("{}", fmt::join(versions, ", "));
 }
 
 std::vector<std::string> PluginBuilds(const std::string& store,
@@ -61,7 +56,7 @@ Result<std::string> ChoosePluginBuild(const std::string& store,
     if (std::find(builds.begin(), builds.end(), *slurm_version) == builds.end())
       return NotFoundError("the plugin store " + store + " has no build for SLURM " +
                            *slurm_version +
-                           ", the version this node runs (builds: " + Listed(builds) +
+                           ", the version this node runs (builds: " + ListedBuilds(builds) +
                            "); SLURM loads its plugins only into the exact version they were "
                            "built for: build cedana on a machine with this SLURM's "
                            "libslurm-dev (scripts/setup.sh) and run cmake --install");
@@ -76,7 +71,7 @@ Result<std::string> ChoosePluginBuild(const std::string& store,
   return FailedPreconditionError(
       "SLURM is not installed on this node (no scontrol), and the "
       "plugin store " +
-      store + " has builds for several versions (" + Listed(builds) +
+      store + " has builds for several versions (" + ListedBuilds(builds) +
       "): name one with --slurm-version");
 }
 

@@ -19,6 +19,9 @@ namespace cedana::slurm {
 std::vector<std::string> PluginBuilds(const std::string& store,
                                       const std::vector<std::string>& required);
 
+// "22.05.8, 24.11.5", or "none", for messages.
+std::string ListedBuilds(const std::vector<std::string>& versions);
+
 // The build directory for `slurm_version` (the node's, from scontrol; nullopt when SLURM is not
 // installed here). kNotFound naming the version and listing the builds there are; without a
 // SLURM version, the store's only build, else kFailedPrecondition asking for one.

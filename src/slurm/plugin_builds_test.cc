@@ -1,28 +1,22 @@
 #include "slurm/plugin_builds.h"
 
-#include <stdlib.h>
-
 #include <gtest/gtest.h>
 
 #include "common/fs.h"
+#include "storage/temp_dir_for_test.h"
 
 namespace cedana::slurm {
 namespace {
 
 class PluginBuildsTest : public testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/cedana-plugin-builds-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    store_ = tmpl;
-  }
-  void TearDown() override { (void)fs::RemoveTree(store_); }
   void Build(const std::string& version, std::vector<std::string> files = {"a.so", "b.so"}) {
     ASSERT_TRUE(fs::MakeDirs(store_ + "/" + version).ok());
     for (const auto& f : files)
       ASSERT_TRUE(fs::WriteFileAtomic(store_ + "/" + version + "/" + f, "x").ok());
   }
-  std::string store_;
+  storage::testing::TempDir dir_;
+  const std::string store_ = dir_.path();
   const std::vector<std::string> required_ = {"a.so", "b.so"};
 };
 

@@ -160,7 +160,7 @@ std::string AddCedanaToSlurmConf(std::string_view conf) {
 
 bool PreemptNoticeInPreemptParameters(const std::string& slurm_version) {
   auto v = ParseSlurmVersion(slurm_version);
-  return v && std::vector<int>{(*v)[0], (*v)[1]} >= std::vector<int>{23, 2};
+  return v && *v >= std::vector<int>{23, 2, 0};
 }
 
 std::string AddPreemptNoticeToSlurmConf(std::string_view conf, const std::string& slurm_version) {

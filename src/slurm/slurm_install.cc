@@ -173,11 +173,11 @@ std::string UnitName(const std::string& path) {
   return std::filesystem::path(path).filename().string();
 }
 
-// Installs the role's units; with systemd, enables and (re)starts them, so that a new build of
-// the node daemon or the controller runs at once. Without systemd they are left for the site
-// to start, with a warning saying how.
+// Installs the role's units (the record already names them); with systemd, enables and
+// (re)starts them, so that a new build of the node daemon or the controller runs at once. Without
+// systemd they are left for the site to start, with a warning saying how.
 Status InstallUnits(const SlurmInstallPaths& paths, const std::map<std::string, std::string>& units,
-                    SetupRecord* record, InstallReport* report) {
+                    InstallReport* report) {
   if (units.empty()) return OkStatus();
   CEDANA_RETURN_IF_ERROR(fs::MakeDirs(paths.unit_dir));
   std::vector<std::string> names;
@@ -186,8 +186,6 @@ Status InstallUnits(const SlurmInstallPaths& paths, const std::map<std::string, 
     CEDANA_RETURN_IF_ERROR(CopyFile(from, to)) << "installing the unit " << name;
     ::chmod(to.c_str(), 0644);
     report->actions.push_back("installed " + to + " (from " + from + ")");
-    if (std::find(record->units.begin(), record->units.end(), to) == record->units.end())
-      record->units.push_back(to);
     names.push_back(name);
   }
   if (!SystemdManages(paths)) {
@@ -309,6 +307,11 @@ Result<InstallReport> SetupSlurm(const SlurmInstallPaths& paths, const SetupOpti
     if (std::find(record.installed.begin(), record.installed.end(), dest) == record.installed.end())
       record.installed.push_back(dest);
   }
+  for (const auto& [name, from] : units) {
+    std::string dest = paths.unit_dir + "/" + name;
+    if (std::find(record.units.begin(), record.units.end(), dest) == record.units.end())
+      record.units.push_back(dest);
+  }
   CEDANA_RETURN_IF_ERROR(SaveRecord(paths.record, record)) << "writing " << paths.record;
 
   for (const auto& [from, to] : copies) {
@@ -342,8 +345,7 @@ Result<InstallReport> SetupSlurm(const SlurmInstallPaths& paths, const SetupOpti
       report.actions.push_back("edited " + layout.plugstack_conf);
     }
   }
-  CEDANA_RETURN_IF_ERROR(InstallUnits(paths, units, &record, &report));
-  CEDANA_RETURN_IF_ERROR(SaveRecord(paths.record, record)) << "writing " << paths.record;
+  CEDANA_RETURN_IF_ERROR(InstallUnits(paths, units, &report));
 
   if (options.restart) {
     CEDANA_RETURN_IF_ERROR(Restart(layout, parts, &report)) << "restarting SLURM";

@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_context.h"
@@ -204,9 +205,7 @@ void List(const Dirs& d) {
       installed = installed && fs::Exists(Dest(d, f));
       names.emplace_back(f.name);
     }
-    std::string builds;
-    for (const auto& v : slurm::PluginBuilds(d.store, names))
-      builds += (builds.empty() ? "" : ",") + v;
+    std::string builds = fmt::format("{}", fmt::join(slurm::PluginBuilds(d.store, names), ","));
     std::string version = !installed ? "-" : state.value(p.name, std::string("unknown"));
     std::printf("%-10s %-9s %-9s %-10s %-18s %s\n", p.name, installed ? "yes" : "no",
                 version.c_str(), installed ? built_for.c_str() : "-",

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "cli/cli_context.h"
+#include "cli/plugin_store.h"
 #include "common/fs.h"
 #include "engine/criu_client.h"
 #include "slurm/running_slurm.h"
@@ -17,14 +18,6 @@
 
 namespace cedana::cli {
 namespace {
-
-// <prefix>/share/cedana/systemd beside this binary (<prefix>/bin/cedana), where cmake --install
-// puts the systemd units.
-std::string InstalledUnitDir() {
-  std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return (exe.parent_path().parent_path() / "share/cedana/systemd").string();
-}
 
 // Where setup takes the files from: a build tree when run inside one (the docs say
 // `cd build && sudo cedana slurm setup`), else what `cedana plugin install` put in place.
@@ -41,7 +34,8 @@ std::vector<std::string> DefaultSourceDirs() {
   for (const auto& dir : build)
     if (fs::Exists(dir + "/" + slurm::kSpankSo) || fs::Exists(dir + "/" + slurm::kJobSubmitSo))
       return build;
-  return {"/usr/local/lib", "/usr/local/bin", InstalledUnitDir()};
+  // The systemd units: where cmake --install put them beside this binary.
+  return {"/usr/local/lib", "/usr/local/bin", BesideThisBinary("share/cedana/systemd")};
 }
 
 void Print(const slurm::InstallReport& report) {

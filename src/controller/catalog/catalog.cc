@@ -100,19 +100,12 @@ constexpr char kOperationColumns[] =
     "id, kind, job_id, checkpoint_id, node, policy_id, owner, state, phase, done_bytes, "
     "total_bytes, error, created_ms, finished_ms, reason, phases";
 
-// The phases column: [["freeze", 412], ...]. Written only by UpdateOperation; anything else
-// read back (a hand-edited row) is no phases.
-std::string PhasesText(const std::vector<std::pair<std::string, int64_t>>& phases) {
-  return nlohmann::json(phases).dump();
-}
-std::vector<std::pair<std::string, int64_t>> PhasesOf(const std::string& text) {
-  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  std::vector<std::pair<std::string, int64_t>> out;
-  if (!j.is_array()) return out;
-  for (const auto& p : j)
-    if (p.is_array() && p.size() == 2 && p[0].is_string() && p[1].is_number_integer())
-      out.emplace_back(p[0].get<std::string>(), p[1].get<int64_t>());
-  return out;
+// The phases column holds their JSON form (common/phase_durations.h). Written only by
+// UpdateOperation; anything else read back (a hand-edited row) is no phases.
+PhaseDurations PhasesOf(const std::string& text) {
+  Result<PhaseDurations> phases =
+      ParsePhaseDurations(nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false));
+  return phases.has_value() ? *phases : PhaseDurations{};
 }
 
 OperationRecord OperationOf(const SqlRow& r) {
@@ -575,7 +568,7 @@ Status Catalog::UpdateOperation(const OperationRecord& o) {
                  "phases = ? WHERE id = ? RETURNING id",
                  {o.state, o.phase, o.done_bytes, o.total_bytes, SqlOptional(o.checkpoint_id),
                   SqlOptional(o.error), final_state ? SqlValue(NowMs()) : SqlNull(),
-                  PhasesText(o.phases_ms), o.id}));
+                  PhaseDurationsJson(o.phases_ms).dump(), o.id}));
   if (rows.empty()) return NotFoundError(fmt::format("operation {} not found", o.id));
   return OkStatus();
 }

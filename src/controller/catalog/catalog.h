@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "common/phase_durations.h"
 #include "common/result.h"
 #include "controller/catalog/database.h"
 
@@ -146,7 +147,7 @@ struct OperationRecord {
   std::optional<int64_t> finished_ms;
   std::string reason = "manual";  // dump: recorded with its checkpoint (common/checkpoint_reason.h)
   // done: how long each phase of its dump or restore took on the node, in order (ms).
-  std::vector<std::pair<std::string, int64_t>> phases_ms;
+  PhaseDurations phases_ms;
 };
 
 // A MAINT reservation as the controller tracks it (controller/maintenance/).

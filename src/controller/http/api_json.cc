@@ -111,31 +111,17 @@ nlohmann::json ToJson(const PolicyRecord& p) {
           {"last_run_ms", Nullable(p.last_run_ms)}};
 }
 
-nlohmann::json PhasesJson(const std::vector<std::pair<std::string, int64_t>>& phases_ms) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& [phase, ms] : phases_ms) out.push_back({{"phase", phase}, {"ms", ms}});
-  return out;
-}
-
-Result<std::vector<std::pair<std::string, int64_t>>> PhasesIn(const nlohmann::json& phases) {
-  constexpr size_t kMaxPhases = 32;
-  const auto invalid = [] {
-    return InvalidArgumentError(
-        "phases: want at most 32 items of {\"phase\": a name of 1-32 characters, \"ms\": 0 or "
-        "more}");
-  };
-  if (!phases.is_array() || phases.size() > kMaxPhases) return invalid();
-  std::vector<std::pair<std::string, int64_t>> out;
-  for (const auto& p : phases) {
-    if (!p.is_object() || !p.contains("phase") || !p["phase"].is_string() || !p.contains("ms") ||
-        !p["ms"].is_number_integer())
-      return invalid();
-    std::string name = p["phase"].get<std::string>();
-    int64_t ms = p["ms"].get<int64_t>();
-    if (name.empty() || name.size() > 32 || ms < 0) return invalid();
-    out.emplace_back(std::move(name), ms);
-  }
-  return out;
+Result<PhaseDurations> PhasesIn(const nlohmann::json& phases) {
+  constexpr size_t kMaxPhases = 32, kMaxName = 32;
+  const Status invalid = InvalidArgumentError(
+      "phases: want at most 32 items of {\"phase\": a name of 1-32 characters, \"ms\": 0 or "
+      "more}");
+  if (phases.is_array() && phases.size() > kMaxPhases) return invalid;
+  Result<PhaseDurations> parsed = ParsePhaseDurations(phases);
+  if (!parsed.has_value()) return invalid;
+  for (const auto& [name, ms] : *parsed)
+    if (name.empty() || name.size() > kMaxName) return invalid;
+  return parsed;
 }
 
 nlohmann::json ToJson(const OperationRecord& o) {
@@ -154,7 +140,7 @@ nlohmann::json ToJson(const OperationRecord& o) {
           {"error", Nullable(o.error)},
           {"created_ms", o.created_ms},
           {"finished_ms", Nullable(o.finished_ms)},
-          {"phases", PhasesJson(o.phases_ms)}};
+          {"phases", PhaseDurationsJson(o.phases_ms)}};
 }
 
 nlohmann::json ToJson(const NodeRecord& n, int64_t now_ms) {

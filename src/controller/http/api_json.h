@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/phase_durations.h"
 #include "common/result.h"
 #include "controller/catalog/catalog.h"
 
@@ -23,11 +24,10 @@ nlohmann::json ToJson(const MoveRecord& m);
 // naming the field: name 1-64 characters of letters, digits, '-', '_', '.', ' '; interval 10 s
 // to 30 days; max_checkpoints null or 1-1000.
 Result<PolicyRecord> PolicyFromJson(const nlohmann::json& body);
-// An operation's phases, [{"phase": "freeze", "ms": 412}, ...], both ways (the agent reports
-// them as the node daemon's dump and restore replies carry them). kInvalidArgument unless each
-// item has a phase name and a count of milliseconds.
-nlohmann::json PhasesJson(const std::vector<std::pair<std::string, int64_t>>& phases_ms);
-Result<std::vector<std::pair<std::string, int64_t>>> PhasesIn(const nlohmann::json& phases);
+// An operation's phases as an agent reports them (common/phase_durations.h), with the API's
+// bounds: kInvalidArgument naming them unless there are at most 32, each named in 1-32
+// characters.
+Result<PhaseDurations> PhasesIn(const nlohmann::json& phases);
 // Parses a request body as a JSON object; kInvalidArgument when it is not one.
 Result<nlohmann::json> ParseBody(const std::string& body);
 
