@@ -227,6 +227,17 @@ class Daemon:
         peak = re.search(r"peak buffer (\d+) MiB", lines[-1])
         return int(m.group(1)) / 1000, int(m.group(2)) / 1000, int(peak.group(1)) if peak else 0
 
+    def reset_peak_rss(self):
+        with open(f"/proc/{self.proc.pid}/clear_refs", "w") as f:
+            f.write("5")  # resets VmHWM to the current RSS
+
+    def peak_rss_mib(self):
+        """The daemon's peak resident memory since reset_peak_rss, in MiB."""
+        for line in open(f"/proc/{self.proc.pid}/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+        return 0
+
     def stop(self):
         self.proc.terminate()
         self.proc.wait()
@@ -241,18 +252,23 @@ def ours_once(d, w, codec, streams, ck_dir):
     args = ["dump", wid, "--compression", codec, "--streams", str(streams), "--leave-running"]
     if ck_dir:
         args += ["--dir", ck_dir]
+    d.reset_peak_rss()
     ck = d.cli(*args)
+    dump_rss = d.peak_rss_mib()
     frozen, total, peak_mib = d.last_dump_timing()
     d.cli("kill", wid)
     drop_caches()
     rargs = ["restore", ck] + (["--dir", ck_dir] if ck_dir else [])
+    d.reset_peak_rss()
     t_rs, rid = timed(lambda: d.cli(*rargs))
+    restore_rss = d.peak_rss_mib()
     d.cli("kill", rid)
     listing = json.loads(d.cli("checkpoints", "--json", *(["--dir", ck_dir] if ck_dir else [])))
     rows = listing.get("checkpoints", listing) if isinstance(listing, dict) else listing
     size = next((c.get("stored_bytes", 0) for c in rows if c.get("id") == ck), 0)
     d.cli("checkpoints", "delete", ck, *(["--dir", ck_dir] if ck_dir else []))
-    return {"frozen": frozen, "checkpoint": total, "restore": t_rs, "size": size, "peak_mib": peak_mib}
+    return {"frozen": frozen, "checkpoint": total, "restore": t_rs, "size": size, "peak_mib": peak_mib,
+            "daemon_rss_dump_mib": dump_rss, "daemon_rss_restore_mib": restore_rss}
 
 
 # --- report ------------------------------------------------------------------------------------
@@ -265,13 +281,22 @@ def fmt_s(st):
     return f"{st['median']:.2f} s ({st['min']:.2f}-{st['max']:.2f})"
 
 
+def daemon_rss(o):
+    """The node daemon's peak RSS in a dump and in a restore, max of the runs (rows measured
+    before the column have none)."""
+    if "daemon_rss_dump_mib" not in o:
+        return "-"
+    return f"{o['daemon_rss_dump_mib']['max']:.0f} / {o['daemon_rss_restore_mib']['max']:.0f} MiB"
+
+
 def targets_section(results):
     """The performance targets, each checked on every workload: the best of our local rows
     against the baseline measured in the same run."""
     lines = ["## Targets", "",
              "Best local row of each workload against the baseline of the same run (met: yes/no).", "",
-             "| workload | zstd/lz4 checkpoint / criu dump+fsync (<= 1.25) | criu+tar\\|gzip / our gzip checkpoint (>= 3) | "
-             "zstd/lz4 restore / criu restore (<= 1.25) | frozen / criu dump (<= 1.10) |",
+             "| workload | zstd/lz4 checkpoint / criu dump+fsync (<= 1.25; doubles <= 1.3) | "
+             "criu+tar\\|gzip / our gzip checkpoint (>= 3) | "
+             "zstd/lz4 restore / criu restore (<= 1.15) | frozen / criu dump (<= 1.10) |",
              "|---|---|---|---|---|"]
 
     def median(o, key):
@@ -283,13 +308,15 @@ def targets_section(results):
         fast = [(k, o) for k, o in local if k.split(" ")[1] in ("zstd", "lz4")]
         gz = [(k, o) for k, o in local if k.split(" ")[1] == "gzip"]
         # (rows, the metric that picks the row, min or max, the row's ratio, target met, label)
+        # Memory that does not compress is stored raw: its target is that of an uncompressed copy.
+        checkpoint_target = 1.3 if w["kind"] == "doubles" else 1.25
         checks = [
             (fast, "checkpoint", min, lambda o: median(o, "checkpoint") / median(b, "dump_fsync"),
-             lambda r: r <= 1.25, ""),
+             lambda r: r <= checkpoint_target, ""),
             (gz, "checkpoint", min, lambda o: median(b, "checkpoint_gzip") / median(o, "checkpoint"),
              lambda r: r >= 3, ""),
             (fast, "restore", min, lambda o: median(o, "restore") / median(b, "restore_plain"),
-             lambda r: r <= 1.25, ""),
+             lambda r: r <= 1.15, ""),
             (local, "frozen", max, lambda o: median(o, "frozen") / median(b, "frozen"),
              lambda r: r <= 1.10, "worst: "),
         ]
@@ -327,15 +354,15 @@ def report(results, path_md, path_png):
                   f"Baseline by hand: `criu dump` {fmt_s(b['frozen'])} (+fsync {b['dump_fsync']['median']:.2f} s), "
                   f"`criu restore` {fmt_s(b['restore_plain'])}, images {b['image_bytes']['median'] / GiB:.2f} GiB.", "",
                   "| | checkpoint | frozen | restore | size | GB/s (ckpt) | ckpt / criu dump+fsync | "
-                  "ckpt / criu+tar\\|codec | restore / criu restore |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "ckpt / criu+tar\\|codec | restore / criu restore | daemon peak RSS (dump / restore) |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for codec in BASELINE_CODECS:
             lines.append(f"| criu + tar \\| {BASELINE_CODECS[codec][0]} | {fmt_s(b['checkpoint_' + codec])} | "
                          f"{b['frozen']['median']:.2f} s | {fmt_s(b['restore_' + codec])} | "
                          f"{b['size_' + codec]['median'] / GiB:.2f} GiB | "
                          f"{gib * 1.0737 / b['checkpoint_' + codec]['median']:.2f} | "
                          f"{b['checkpoint_' + codec]['median'] / b['dump_fsync']['median']:.2f} | 1.00 | "
-                         f"{b['restore_' + codec]['median'] / b['restore_plain']['median']:.2f} |")
+                         f"{b['restore_' + codec]['median'] / b['restore_plain']['median']:.2f} | - |")
         for key, o in w["ours"].items():
             codec = key.split(" ")[1]
             base = b.get("checkpoint_" + codec)
@@ -343,7 +370,7 @@ def report(results, path_md, path_png):
             lines.append(f"| {key} | {fmt_s(o['checkpoint'])} | {o['frozen']['median']:.2f} s | {fmt_s(o['restore'])} | "
                          f"{o['size']['median'] / GiB:.2f} GiB | {gib * 1.0737 / o['checkpoint']['median']:.2f} | "
                          f"{o['checkpoint']['median'] / b['dump_fsync']['median']:.2f} | {vs_base} | "
-                         f"{o['restore']['median'] / b['restore_plain']['median']:.2f} |")
+                         f"{o['restore']['median'] / b['restore_plain']['median']:.2f} | {daemon_rss(o)} |")
         peaks = [f"{key} {o['peak_mib']['max']:.0f}" for key, o in w["ours"].items()
                  if o.get("peak_mib", {}).get("max")]
         if peaks:
@@ -424,11 +451,12 @@ def main():
     ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: detached restores come back to us
     home = tempfile.mkdtemp(prefix="cedana-bench.", dir="/var/tmp")
     memfill = os.path.join(home, "memfill")
-    run(["cc", "-O2", "-o", memfill, os.path.join(ROOT, "bench/workloads/memfill.c")])
+    run(["cc", "-O2", "-o", memfill, os.path.join(ROOT, "bench/workloads/memfill.c"), "-lm"])
     ckdir = os.path.join(home, "ck")
     os.makedirs(ckdir)
     workloads = [Workload(memfill, 256, "typical", 0), Workload(memfill, 1024, "typical", 0),
-                 Workload(memfill, 1024, "random", 0), Workload(memfill, 1024, "typical", 7)]
+                 Workload(memfill, 1024, "random", 0), Workload(memfill, 1024, "doubles", 0),
+                 Workload(memfill, 1024, "typical", 7)]
     if args.quick:
         workloads = [Workload(memfill, 32, "typical", 0), Workload(memfill, 64, "typical", 0),
                      Workload(memfill, 64, "typical", 7)]

@@ -297,6 +297,8 @@ protocol::CheckpointSummary SummaryOf(const image::Manifest& m) {
   c.images_bytes = m.images_bytes;
   c.codec = std::string(image::CodecName(m.codec));
   c.streams = static_cast<int>(m.streams.size());
+  c.raw_streams = static_cast<int>(std::count_if(m.streams.begin(), m.streams.end(),
+                                                 [](const auto& s) { return s.stored_raw; }));
   c.node = m.node;
   c.job_id = m.job_id;
   c.workload_id = m.workload_id;

@@ -26,6 +26,7 @@ json ToJsonObject(const Manifest& m) {
     // Only when there is one: older manifests keep their exact text, and so their MAC.
     if (!s.head.sha256.empty())
       stream["head"] = {{"raw_bytes", s.head.raw_bytes}, {"sha256", s.head.sha256}};
+    if (s.stored_raw) stream["stored_raw"] = true;
     streams.push_back(std::move(stream));
   }
   // nlohmann::json objects keep keys sorted, which makes the text (and so the MAC) canonical.
@@ -147,6 +148,10 @@ Status ParseStreams(const json& obj, Manifest* m) {
       if (!IsHexSha256(info.head.sha256)) return h.Bad("sha256", "64 lowercase hex digits");
       if (info.head.raw_bytes > info.raw_bytes)
         return h.Bad("raw_bytes", "at most the stream's raw_bytes");
+    }
+    if (auto raw = s.find("stored_raw"); raw != s.end()) {
+      if (!raw->is_boolean()) return f.Bad("stored_raw", "a boolean");
+      info.stored_raw = raw->get<bool>();
     }
     m->streams.push_back(std::move(info));
   }

@@ -31,6 +31,9 @@ struct StreamInfo {
   uint64_t stored_bytes = 0;  // bytes as stored
   std::string sha256;         // hex SHA-256 of the stored bytes
   StreamHead head;
+  // Stored without compression although the manifest names a codec: its samples did not
+  // compress (image/compressibility.h). Written only when true.
+  bool stored_raw = false;
 };
 
 struct Manifest {
@@ -52,7 +55,7 @@ struct Manifest {
   int64_t frozen_ms = 0;       // how long the job's processes were stopped for it
   std::string criu_version;
   std::string kernel;
-  Codec codec = Codec::kNone;
+  Codec codec = Codec::kNone;  // the codec asked for; each stream says how it is stored
   std::vector<StreamInfo> streams;
   uint64_t images_bytes = 0;  // size of CRIU's images dir
   // What a restore needs besides the images (argv, cwd, pipe inodes, ...), owned by the daemon.
@@ -60,6 +63,8 @@ struct Manifest {
   std::string mac;  // hex HMAC-SHA256 over the manifest without this field
 
   uint64_t StoredBytes() const;
+  // How `stream` (one of `streams`) is stored.
+  Codec CodecOf(const StreamInfo& stream) const { return stream.stored_raw ? Codec::kNone : codec; }
 };
 
 std::string ManifestToJson(const Manifest& m);

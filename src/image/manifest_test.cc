@@ -68,6 +68,21 @@ TEST(ManifestTest, AManifestWithoutAReasonKeepsItsMac) {
   EXPECT_TRUE(VerifyManifest(*parsed, "k").ok());
 }
 
+// A stream stored raw says so; the others, and manifests from before, carry no such field.
+TEST(ManifestTest, AStreamStoredRawSaysSo) {
+  Manifest m = Sample();
+  json plain = json::parse(ManifestToJson(m));
+  EXPECT_FALSE(plain["streams"][0].contains("stored_raw"));
+  m.streams[1].stored_raw = true;
+  json j = json::parse(ManifestToJson(m));
+  EXPECT_FALSE(j["streams"][0].contains("stored_raw"));
+  EXPECT_EQ(j["streams"][1]["stored_raw"], true);
+  auto parsed = ParseManifest(j.dump());
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
+  EXPECT_EQ(parsed->CodecOf(parsed->streams[0]), Codec::kZstd);
+  EXPECT_EQ(parsed->CodecOf(parsed->streams[1]), Codec::kNone);
+}
+
 struct BadCase {
   std::string field;  // must appear in the message
   std::function<void(json&)> edit;
@@ -91,6 +106,7 @@ TEST(ManifestTest, RejectsMalformedNamingTheField) {
       {"streams[1].name", [](json& j) { j["streams"][1]["name"] = "stream-7"; }},
       {"streams[0].sha256", [](json& j) { j["streams"][0]["sha256"] = "xyz"; }},
       {"streams[0].stored_bytes", [](json& j) { j["streams"][0].erase("stored_bytes"); }},
+      {"streams[1].stored_raw", [](json& j) { j["streams"][1]["stored_raw"] = "yes"; }},
       {"workload", [](json& j) { j["workload"] = json::array(); }},
       {"reason", [](json& j) { j["reason"] = 3; }},
       {"reason", [](json& j) { j["reason"] = std::string(65, 'x'); }},

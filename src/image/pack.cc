@@ -10,6 +10,7 @@
 #include "common/checkpoint_streams.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "image/compressibility.h"
 #include "image/stream_group.h"
 #include "image/stream_taps.h"
 #include "image/tar.h"
@@ -94,16 +95,32 @@ std::vector<StreamPlan> PlanStreams(const std::vector<ImageFile>& files, int str
   return plan;
 }
 
+// How this stream is stored: the asked codec, unless samples of its items show it would save
+// too little (image/compressibility.h).
+Result<Codec> ChooseStreamCodec(int index, const std::string& images_dir, const StreamPlan& plan,
+                                const PackOptions& options) {
+  if (options.codec == Codec::kNone) return Codec::kNone;
+  std::vector<ByteRange> ranges;
+  for (const PackItem& item : plan.items)
+    ranges.push_back({images_dir + "/" + item.name, item.offset, item.length});
+  CEDANA_ASSIGN_OR_RETURN(auto verdict, JudgeCompressibility(options.codec, options.level, ranges));
+  if (verdict.compress) return options.codec;
+  log::Info("image: stream-{} stored raw: {} compressed {} KiB of samples to {} KiB", index,
+            CodecName(options.codec), verdict.sampled_bytes >> 10, verdict.compressed_bytes >> 10);
+  return Codec::kNone;
+}
+
 // One stream's pipeline: tar -> raw counter -> compressor -> stored-bytes hash -> store.
 Result<StreamInfo> PackStream(int index, const std::string& images_dir, const StreamPlan& plan,
                               storage::CheckpointStore& store, const storage::CheckpointRef& ref,
                               const PackOptions& options, ProgressReporter* progress,
                               const std::atomic<bool>* cancel) {
+  CEDANA_ASSIGN_OR_RETURN(Codec codec, ChooseStreamCodec(index, images_dir, plan, options));
   CEDANA_ASSIGN_OR_RETURN(auto store_sink, store.CreateStream(ref, index));
   auto hashing = std::make_unique<HashingSink>(std::move(store_sink));
   HashingSink* stored = hashing.get();
-  auto head_hashing = std::make_unique<HeadHashingSink>(
-      CompressingSink(options.codec, std::move(hashing), options.level));
+  auto head_hashing =
+      std::make_unique<HeadHashingSink>(CompressingSink(codec, std::move(hashing), options.level));
   HeadHashingSink* head_tap = head_hashing.get();
   CountingSink raw(std::move(head_hashing), progress, cancel);
   TarWriter tar(&raw);
@@ -117,8 +134,12 @@ Result<StreamInfo> PackStream(int index, const std::string& images_dir, const St
   if (!head) head = head_tap->Seal();
   CEDANA_RETURN_IF_ERROR(tar.Finish());
   CEDANA_RETURN_IF_ERROR(raw.Close());
-  return StreamInfo{fmt::format("stream-{}", index), raw.bytes(), stored->bytes(),
-                    stored->FinalHex(), std::move(*head)};
+  return StreamInfo{fmt::format("stream-{}", index),
+                    raw.bytes(),
+                    stored->bytes(),
+                    stored->FinalHex(),
+                    std::move(*head),
+                    codec != options.codec};
 }
 
 }  // namespace

@@ -211,6 +211,41 @@ TEST_F(PackTest, MoreStreamsThanFiles) {
   EXPECT_EQ(ReadFiles(restored_), (Files{{"only.img", "x"}}));
 }
 
+// A stream whose samples do not compress is stored raw (a plain tar, recorded in the manifest),
+// the other one as asked, and both read back.
+TEST_F(PackTest, IncompressibleStreamIsStoredRawAndReadBack) {
+  TempDir tmp;
+  Files files{{"pages-1.img", RandomBytes(8 << 20, 5)},
+              {"pages-2.img", CompressibleBytes(8 << 20)}};
+  for (const auto& [name, data] : files) ASSERT_TRUE(fs::WriteFileAtomic(tmp.Sub(name), data).ok());
+  PackOptions options;
+  options.codec = Codec::kLz4;
+  options.streams = 2;
+  auto infos = PackImagesDir(tmp.path(), store_, ref_, options);
+  ASSERT_TRUE(infos.has_value()) << infos.error().ToString();
+  const StreamInfo& random = (*infos)[0];
+  const StreamInfo& text = (*infos)[1];
+  EXPECT_TRUE(random.stored_raw);
+  EXPECT_EQ(random.stored_bytes, random.raw_bytes);
+  EXPECT_FALSE(text.stored_raw);
+  EXPECT_LT(text.stored_bytes, text.raw_bytes / 2);
+  EXPECT_NE(RunCommand("tar -tf " + StreamPath(0)).find("pages-1.img\n"), std::string::npos);
+
+  Manifest m;
+  m.id = ref_.id;
+  m.label = ref_.label;
+  m.owner = ref_.owner;
+  m.codec = Codec::kLz4;
+  m.streams = *infos;
+  auto parsed = ParseManifest(ManifestToJson(m));
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
+  EXPECT_EQ(parsed->CodecOf(parsed->streams[0]), Codec::kNone);
+  EXPECT_EQ(parsed->CodecOf(parsed->streams[1]), Codec::kLz4);
+  Status s = UnpackToImagesDir(store_, ref_, *parsed, restored_);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(ReadFiles(restored_), files);
+}
+
 class CorruptionTest : public PackTest, public ::testing::WithParamInterface<Codec> {};
 
 TEST_P(CorruptionTest, OneChangedByteIsAborted) {

@@ -48,7 +48,7 @@ Status UnpackStream(int index, storage::CheckpointStore& store, const storage::C
   auto hashing = std::make_unique<HashingSource>(std::move(store_source));
   HashingSource* stored = hashing.get();
   std::unique_ptr<storage::ByteSource> decoded =
-      DecompressingSource(manifest.codec, std::move(hashing));
+      DecompressingSource(manifest.CodecOf(want), std::move(hashing));
   if (follower.head_verified)
     decoded = std::make_unique<HeadVerifyingSource>(std::move(decoded), want.head,
                                                     follower.head_verified);

@@ -60,6 +60,7 @@ Message SummaryJson(const CheckpointSummary& c) {
                {"images_bytes", c.images_bytes},
                {"codec", c.codec},
                {"streams", c.streams},
+               {"raw_streams", c.raw_streams},
                {"node", c.node},
                {"job_id", c.job_id},
                {"workload_id", c.workload_id}};
@@ -85,6 +86,7 @@ Status ReadSummary(const Message& m, CheckpointSummary* c) {
   CEDANA_RETURN_IF_ERROR(ReadCount(f, "images_bytes", kMaxInt64, &c->images_bytes));
   CEDANA_RETURN_IF_ERROR(f.String("codec", &c->codec));
   CEDANA_RETURN_IF_ERROR(ReadCount(f, "streams", kMaxInt, &c->streams));
+  CEDANA_RETURN_IF_ERROR(ReadCount(f, "raw_streams", kMaxInt, &c->raw_streams));
   CEDANA_RETURN_IF_ERROR(f.String("node", &c->node));
   CEDANA_RETURN_IF_ERROR(f.String("job_id", &c->job_id));
   CEDANA_RETURN_IF_ERROR(f.String("workload_id", &c->workload_id));

@@ -43,6 +43,7 @@ struct CheckpointSummary {
   uint64_t images_bytes = 0;
   std::string codec;
   int streams = 0;
+  int raw_streams = 0;  // of them, stored uncompressed: their memory did not compress
   std::string node;
   std::string job_id;
   std::string workload_id;

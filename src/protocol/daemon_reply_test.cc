@@ -22,6 +22,7 @@ CheckpointSummary FullSummary() {
   c.images_bytes = 6ull << 32;
   c.codec = "zstd";
   c.streams = 4;
+  c.raw_streams = 3;
   c.node = "node-a";
   c.job_id = "7";
   c.workload_id = "wl-3f9a0c12";

@@ -100,10 +100,15 @@ void AddDumpCommand(CLI::App& app, CliContext& ctx) {
     auto c = ctx.Call(req, protocol::ParseDumpReply);
     if (!c) return;
     std::printf("%s\n", c->id.c_str());
+    // Streams whose memory did not compress are stored as they are (docs/storage.md).
+    std::string raw = c->raw_streams == 0 ? ""
+                      : c->raw_streams == c->streams
+                          ? ", stored uncompressed: it does not compress"
+                          : fmt::format(", {} of them uncompressed", c->raw_streams);
     std::fprintf(stderr,
-                 "checkpoint %s: label %s, %s stored (%s of images, %s x%d), took %.2f s\n  %s\n",
+                 "checkpoint %s: label %s, %s stored (%s of images, %s x%d%s), took %.2f s\n  %s\n",
                  c->id.c_str(), c->label.c_str(), HumanBytes(c->stored_bytes).c_str(),
-                 HumanBytes(c->images_bytes).c_str(), c->codec.c_str(), c->streams,
+                 HumanBytes(c->images_bytes).c_str(), c->codec.c_str(), c->streams, raw.c_str(),
                  c->duration_ms / 1000.0, c->location.c_str());
     // After the id: the checkpoint is made whether or not its profile can be written.
     if (!o->profile.empty())
