@@ -77,10 +77,13 @@ Result<CompressibilityVerdict> JudgeCompressibility(Codec codec, int level,
   for (const ByteRange& r : ranges) total += r.length;
   // Less than one sample's worth: compressing it costs nothing worth saving.
   if (total < kSampleBytes) return verdict;
+  // One sample in the middle of each of `samples` equal segments: the small images at a
+  // stream's head weigh as much as they hold, not a whole sample's share.
   int samples = static_cast<int>(std::min<uint64_t>(kSamples, total / kSampleBytes));
-  uint64_t stride = total / samples;
+  uint64_t segment = total / samples;
   for (int i = 0; i < samples; ++i) {
-    CEDANA_ASSIGN_OR_RETURN(std::string data, ReadSample(ranges, i * stride));
+    uint64_t at = i * segment + (segment - kSampleBytes) / 2;
+    CEDANA_ASSIGN_OR_RETURN(std::string data, ReadSample(ranges, at));
     auto sink = CompressingSink(
         codec, std::make_unique<CountingDiscardSink>(&verdict.compressed_bytes), level);
     CEDANA_RETURN_IF_ERROR(sink->Write(data.data(), data.size()));

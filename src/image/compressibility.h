@@ -29,9 +29,9 @@ struct CompressibilityVerdict {
 // Compression is kept when the samples shrink to less than this share of their size.
 inline constexpr double kWorthCompressingRatio = 0.9;
 
-// Reads up to four 256 KiB samples spread evenly over `ranges` and compresses each with `codec`
-// at `level`. kNone is never worth compressing; a read error is returned (the file's path
-// named), since the pack that follows would fail on it too.
+// Reads up to four 256 KiB samples, one in the middle of each quarter of `ranges` laid end to
+// end, and compresses each with `codec` at `level`. kNone is never worth compressing; a read
+// error is returned (the file's path named), since the pack that follows would fail on it too.
 Result<CompressibilityVerdict> JudgeCompressibility(Codec codec, int level,
                                                     const std::vector<ByteRange>& ranges);
 

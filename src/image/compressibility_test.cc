@@ -73,6 +73,16 @@ TEST_F(CompressibilityTest, SamplesSpreadOverEveryRange) {
   EXPECT_FALSE(random_only->compress);
 }
 
+// A stream's head holds CRIU's small images, which compress well; they must not decide for the
+// memory after them.
+TEST_F(CompressibilityTest, ASmallCompressibleHeadDoesNotDecideForTheMemory) {
+  ByteRange head = File("mm-1.img", CompressibleBytes(200 << 10));
+  ByteRange pages = File("pages-1.img", RandomBytes(16 << 20, 4));
+  auto v = JudgeCompressibility(Codec::kLz4, 1, {head, pages});
+  ASSERT_TRUE(v.has_value()) << v.error().ToString();
+  EXPECT_FALSE(v->compress) << v->compressed_bytes << " of " << v->sampled_bytes;
+}
+
 TEST_F(CompressibilityTest, AnUnreadableFileIsAnErrorNamingIt) {
   ByteRange gone{tmp_.Sub("pages-9.img"), 0, 1 << 20};
   auto v = JudgeCompressibility(Codec::kLz4, 1, {gone});

@@ -31,7 +31,8 @@ const Files& ImageFiles() {
       {"core-1.img", "core of pid 1"},
       {"mm-1.img", RandomBytes(4097, 1)},
       {"pagemap-1.img", CompressibleBytes(3 << 20)},
-      {"pages-1.img", RandomBytes(20 << 20, 2)},
+      // Half compressible: a stream that holds it is worth compressing (image/compressibility.h).
+      {"pages-1.img", CompressibleBytes(10 << 20) + RandomBytes(10 << 20, 2)},
       {"pages-2.img", CompressibleBytes(2 << 20) + RandomBytes(1 << 20, 3)},
   };
   return *files;
