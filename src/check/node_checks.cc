@@ -119,17 +119,18 @@ int CriuFeature(const std::string& binary, const char* feature) {
 }
 
 Finding CheckBreakpoints(const Config& config) {
-  const std::string& mode = config.criu_no_breakpoints;
+  const BreakpointFallback mode = config.criu_no_breakpoints;
   auto works = engine::HardwareBreakpointsWork();
   if (!works.has_value())
     return Fail("breakpoints", "could not probe: " + works.error().message(),
                 "cedana needs ptrace for its probe and CRIU for every dump: check "
                 "kernel.yama.ptrace_scope and seccomp settings");
   if (*works)
-    return Ok("breakpoints", mode == "on" ? "hardware breakpoints work; the no-breakpoint fallback "
-                                            "is forced on (criu.no_breakpoints=on)"
-                                          : "hardware breakpoints work");
-  if (mode == "off")
+    return Ok("breakpoints", mode == BreakpointFallback::kOn
+                                 ? "hardware breakpoints work; the no-breakpoint fallback "
+                                   "is forced on (criu.no_breakpoints=on)"
+                                 : "hardware breakpoints work");
+  if (mode == BreakpointFallback::kOff)
     return Fail("breakpoints",
                 "hardware breakpoints do not work here and criu.no_breakpoints=off: CRIU would "
                 "hang with the job frozen",
@@ -158,7 +159,7 @@ Finding CheckNetworkLock(const Config& config, const std::string& binary) {
                                       : "CRIU cannot lock connections with nftables here";
   return Warn("network lock",
               lacking + ": jobs with TCP connections cannot be checkpointed (checkpoint.tcp=" +
-                  config.checkpoint_tcp + ")",
+                  std::string(NameOf(kOutsideTcpNames, config.checkpoint_tcp)) + ")",
               "install nftables (apt install nftables) on a kernel with nf_tables");
 }
 
@@ -208,7 +209,7 @@ Result<double> StoreWriteMibPerSecond(storage::CheckpointStore& store, const std
 
 Finding CheckStore(const Config& config, const CheckOptions& options) {
   const char* name = "checkpoint dir";
-  auto store = storage::OpenStore(config.checkpoint_dir, config);
+  auto store = storage::OpenStore(config.checkpoint_dir, config.s3);
   if (!store.has_value())
     return Fail(name, store.error().message(),
                 "set checkpoint.dir (CEDANA_CHECKPOINT_DIR) to an absolute path or "

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -37,34 +38,63 @@ Status BadValue(const std::string& key, const std::string& value, const std::str
       fmt::format("config key {}: invalid value \"{}\" (valid: {})", key, value, valid));
 }
 
-KeySpec StringKey(std::string key, std::string env, std::string Config::*field, std::string valid,
+// Where a key's value lives in a Config: a member, or a member of one of its sections.
+template <typename T>
+class Field {
+ public:
+  Field(T Config::*member)  // NOLINT(google-explicit-constructor): the table reads better
+      : ref_([member](Config& c) -> T& { return c.*member; }),
+        get_([member](const Config& c) -> const T& { return c.*member; }) {}
+  template <typename Section>
+  Field(Section Config::*section, T Section::*member)
+      : ref_([=](Config& c) -> T& { return (c.*section).*member; }),
+        get_([=](const Config& c) -> const T& { return (c.*section).*member; }) {}
+
+  T& Ref(Config& c) const { return ref_(c); }
+  const T& Get(const Config& c) const { return get_(c); }
+  T Default() const { return get_(Config{}); }
+
+ private:
+  std::function<T&(Config&)> ref_;
+  std::function<const T&(const Config&)> get_;
+};
+
+KeySpec StringKey(std::string key, std::string env, Field<std::string> field, std::string valid,
                   std::string doc, std::function<bool(const std::string&)> ok = {}) {
   KeySpec s;
-  s.info = {key, env, valid, Config{}.*field, std::move(doc)};
+  s.info = {key, env, valid, field.Default(), std::move(doc)};
   s.set = [=](Config& c, const std::string& v) -> Status {
     if (ok && !ok(v)) return BadValue(key, v, valid);
-    c.*field = v;
+    field.Ref(c) = v;
     return OkStatus();
   };
-  s.get = [=](const Config& c) { return c.*field; };
+  s.get = [=](const Config& c) { return field.Get(c); };
   return s;
 }
 
-KeySpec EnumKey(std::string key, std::string env, std::string Config::*field,
-                std::vector<std::string> values, std::string doc) {
-  std::string valid;
-  for (const auto& v : values) valid += (valid.empty() ? "" : ", ") + v;
-  return StringKey(key, env, field, valid, std::move(doc), [values](const std::string& v) {
-    return std::find(values.begin(), values.end(), v) != values.end();
-  });
+// A setting that is one of `names` (common/named_values.h).
+template <typename E, size_t N>
+KeySpec EnumKey(std::string key, std::string env, std::type_identity_t<Field<E>> field,
+                const NamedValue<E> (&names)[N], std::string doc) {
+  KeySpec s;
+  std::string valid = ValueNames(names);
+  s.info = {key, env, valid, std::string(NameOf(names, field.Default())), std::move(doc)};
+  s.set = [=, &names](Config& c, const std::string& v) -> Status {
+    std::optional<E> value = ValueNamed(names, v);
+    if (!value) return BadValue(key, v, valid);
+    field.Ref(c) = *value;
+    return OkStatus();
+  };
+  s.get = [=, &names](const Config& c) { return std::string(NameOf(names, field.Get(c))); };
+  return s;
 }
 
-KeySpec IntKey(std::string key, std::string env, int Config::*field, int min, int max,
+KeySpec IntKey(std::string key, std::string env, Field<int> field, int min, int max,
                std::string doc) {
   KeySpec s;
   s.kind = JsonKind::kInteger;
   std::string valid = fmt::format("an integer from {} to {}", min, max);
-  s.info = {key, env, valid, std::to_string(Config{}.*field), std::move(doc)};
+  s.info = {key, env, valid, std::to_string(field.Default()), std::move(doc)};
   s.set = [=](Config& c, const std::string& v) -> Status {
     size_t used = 0;
     long n = 0;
@@ -74,25 +104,25 @@ KeySpec IntKey(std::string key, std::string env, int Config::*field, int min, in
       return BadValue(key, v, valid);
     }
     if (used != v.size() || n < min || n > max) return BadValue(key, v, valid);
-    c.*field = static_cast<int>(n);
+    field.Ref(c) = static_cast<int>(n);
     return OkStatus();
   };
-  s.get = [=](const Config& c) { return std::to_string(c.*field); };
+  s.get = [=](const Config& c) { return std::to_string(field.Get(c)); };
   return s;
 }
 
-KeySpec BoolKey(std::string key, std::string env, bool Config::*field, std::string doc) {
+KeySpec BoolKey(std::string key, std::string env, Field<bool> field, std::string doc) {
   KeySpec s;
   s.kind = JsonKind::kBool;
   std::string valid = "0, 1, true, false";
-  s.info = {key, env, valid, Config{}.*field ? "1" : "0", std::move(doc)};
+  s.info = {key, env, valid, field.Default() ? "1" : "0", std::move(doc)};
   s.set = [=](Config& c, const std::string& v) -> Status {
-    if (v == "1" || v == "true") c.*field = true;
-    else if (v == "0" || v == "false" || v.empty()) c.*field = false;
+    if (v == "1" || v == "true") field.Ref(c) = true;
+    else if (v == "0" || v == "false" || v.empty()) field.Ref(c) = false;
     else return BadValue(key, v, valid);
     return OkStatus();
   };
-  s.get = [=](const Config& c) { return std::string(c.*field ? "1" : "0"); };
+  s.get = [=](const Config& c) { return std::string(field.Get(c) ? "1" : "0"); };
   return s;
 }
 
@@ -133,7 +163,7 @@ const std::vector<KeySpec>& Specs() {
                        &Config::checkpoint_streams, 1, kMaxCheckpointStreams,
                        "Streams per checkpoint, packed and compressed in parallel."));
     s.push_back(EnumKey("checkpoint.compression", "CEDANA_CHECKPOINT_COMPRESSION",
-                        &Config::checkpoint_compression, {"none", "gzip", "lz4", "zstd"},
+                        &Config::checkpoint_compression, kCodecNames,
                         "Codec of each stream; gzip streams are readable by `gzip -d`."));
     s.push_back(IntKey("checkpoint.keep", "CEDANA_CHECKPOINT_KEEP", &Config::checkpoint_keep, 0,
                        1000000,
@@ -150,7 +180,7 @@ const std::vector<KeySpec>& Specs() {
                        "Most dumps the node daemon runs at once; the others wait their turn, "
                        "earliest deadline first. 0: four per core."));
     s.push_back(EnumKey("checkpoint.tcp", "CEDANA_CHECKPOINT_TCP", &Config::checkpoint_tcp,
-                        {"refuse", "established", "close"},
+                        kOutsideTcpNames,
                         "TCP connections to peers outside the job: refuse the checkpoint, restore "
                         "them established, or restore them closed."));
     s.push_back(StringKey(
@@ -165,7 +195,7 @@ const std::vector<KeySpec>& Specs() {
                           "empty or an absolute path", "Daemon log file (also logged to stderr).",
                           IsAbsoluteOrEmpty));
     s.push_back(EnumKey("daemon.log_level", "CEDANA_LOG_LEVEL", &Config::log_level,
-                        {"debug", "info", "warn", "error"}, "Lowest level that is logged."));
+                        log::kLevelNames, "Lowest level that is logged."));
     s.push_back(StringKey("daemon.cluster_key_file", "CEDANA_CLUSTER_KEY_FILE",
                           &Config::cluster_key_file, "an absolute path",
                           "Root-only key that signs checkpoint manifests (created if missing).",
@@ -179,7 +209,7 @@ const std::vector<KeySpec>& Specs() {
                        "Deadline of one CRIU dump or restore; past it CRIU is killed and the "
                        "workload thawed."));
     s.push_back(EnumKey("criu.no_breakpoints", "CEDANA_CRIU_NO_BREAKPOINTS",
-                        &Config::criu_no_breakpoints, {"auto", "on", "off"},
+                        &Config::criu_no_breakpoints, kBreakpointFallbackNames,
                         "CRIU's no-hardware-breakpoint fallback: auto probes at daemon start."));
     s.push_back(StringKey("daemon.node_name", "CEDANA_NODE_NAME", &Config::node_name,
                           "empty or a node name",
@@ -188,50 +218,55 @@ const std::vector<KeySpec>& Specs() {
                        &Config::daemon_metrics_port, 0, 65535,
                        "Port on 127.0.0.1 where the node daemon serves /metrics to Prometheus "
                        "(dumps, restores, phases, refusals); 0 = off."));
-    s.push_back(StringKey(
-        "controller.listen", "CEDANA_CONTROLLER_LISTEN", &Config::controller_listen, "host:port",
-        "Address of the controller's HTTP server (API, web UI, installer).", IsHostPort));
+    s.push_back(StringKey("controller.listen", "CEDANA_CONTROLLER_LISTEN",
+                          {&Config::controller, &ControllerConfig::listen}, "host:port",
+                          "Address of the controller's HTTP server (API, web UI, installer).",
+                          IsHostPort));
     s.push_back(StringKey("controller.web_dir", "CEDANA_CONTROLLER_WEB_DIR",
-                          &Config::controller_web_dir, "an absolute path",
+                          {&Config::controller, &ControllerConfig::web_dir}, "an absolute path",
                           "Files of the web UI the controller serves.", IsAbsolute));
     s.push_back(StringKey("controller.bundle_dir", "CEDANA_CONTROLLER_BUNDLE_DIR",
-                          &Config::controller_bundle_dir, "an absolute path",
+                          {&Config::controller, &ControllerConfig::bundle_dir}, "an absolute path",
                           "Node bundles (<version>.tar.gz) the installer hands out.", IsAbsolute));
     s.push_back(IntKey("controller.maintenance_lead_seconds", "CEDANA_MAINTENANCE_LEAD_SECONDS",
-                       &Config::maintenance_lead_seconds, 5, 3600,
+                       {&Config::controller, &ControllerConfig::maintenance_lead_seconds}, 5, 3600,
                        "Seconds before a MAINT reservation starts that its nodes' enabled jobs are "
                        "checkpointed and requeued."));
     s.push_back(StringKey(
-        "db.url", "CEDANA_DB_URL", &Config::db_url,
+        "db.url", "CEDANA_DB_URL", {&Config::controller, &ControllerConfig::db_url},
         "sqlite:///path, sqlite::memory: or postgresql://user:password@host:port/db",
         "The controller's catalog database: SQLite by default, PostgreSQL for large sites.",
         IsDatabaseUrl));
     s.back().secret = true;  // a PostgreSQL URI may carry a password
-    s.push_back(StringKey("s3.access_key_id", "AWS_ACCESS_KEY_ID", &Config::s3_access_key_id,
-                          "any string", "Access key id for s3:// checkpoint dirs."));
+    s.push_back(StringKey("s3.access_key_id", "AWS_ACCESS_KEY_ID",
+                          {&Config::s3, &S3Config::access_key_id}, "any string",
+                          "Access key id for s3:// checkpoint dirs."));
     s.push_back(StringKey("s3.secret_access_key", "AWS_SECRET_ACCESS_KEY",
-                          &Config::s3_secret_access_key, "any string",
+                          {&Config::s3, &S3Config::secret_access_key}, "any string",
                           "Secret access key for s3:// checkpoint dirs."));
     s.back().secret = true;
-    s.push_back(StringKey("s3.session_token", "AWS_SESSION_TOKEN", &Config::s3_session_token,
-                          "any string", "Session token of temporary credentials; empty for none."));
+    s.push_back(StringKey("s3.session_token", "AWS_SESSION_TOKEN",
+                          {&Config::s3, &S3Config::session_token}, "any string",
+                          "Session token of temporary credentials; empty for none."));
     s.back().secret = true;
-    s.push_back(StringKey("s3.region", "AWS_REGION", &Config::s3_region, "a region name",
-                          "Region the requests are signed for.",
+    s.push_back(StringKey("s3.region", "AWS_REGION", {&Config::s3, &S3Config::region},
+                          "a region name", "Region the requests are signed for.",
                           [](const std::string& v) { return !v.empty(); }));
     s.back().info.env_aliases = {"AWS_DEFAULT_REGION"};
-    s.push_back(StringKey("s3.endpoint_url", "AWS_ENDPOINT_URL_S3", &Config::s3_endpoint_url,
-                          "empty or an http(s):// URL",
+    s.push_back(StringKey("s3.endpoint_url", "AWS_ENDPOINT_URL_S3",
+                          {&Config::s3, &S3Config::endpoint_url}, "empty or an http(s):// URL",
                           "S3-compatible endpoint; empty means AWS S3 of s3.region.",
                           IsUrlOrEmpty));
     s.back().info.env_aliases = {"AWS_ENDPOINT_URL"};
-    s.push_back(EnumKey("s3.addressing", "CEDANA_S3_ADDRESSING", &Config::s3_addressing,
-                        {"auto", "path", "virtual"},
+    s.push_back(EnumKey("s3.addressing", "CEDANA_S3_ADDRESSING",
+                        {&Config::s3, &S3Config::addressing}, kS3AddressingNames,
                         "Bucket in the host name (virtual) or in the path; auto: virtual for AWS, "
                         "path for other endpoints."));
-    s.push_back(IntKey("s3.part_size_mib", "CEDANA_S3_PART_SIZE_MIB", &Config::s3_part_size_mib, 5,
-                       1024, "Multipart upload part size and download range size, in MiB."));
-    s.push_back(IntKey("s3.max_attempts", "AWS_MAX_ATTEMPTS", &Config::s3_max_attempts, 1, 20,
+    s.push_back(IntKey("s3.part_size_mib", "CEDANA_S3_PART_SIZE_MIB",
+                       {&Config::s3, &S3Config::part_size_mib}, 5, 1024,
+                       "Multipart upload part size and download range size, in MiB."));
+    s.push_back(IntKey("s3.max_attempts", "AWS_MAX_ATTEMPTS",
+                       {&Config::s3, &S3Config::max_attempts}, 1, 20,
                        "Attempts per S3 request on 5xx and network errors, with backoff."));
     s.push_back(BoolKey("slurm.unprivileged", "CEDANA_SLURM_UNPRIVILEGED",
                         &Config::slurm_unprivileged,

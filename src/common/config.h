@@ -1,7 +1,10 @@
-// Config: the node's configuration (/etc/cedana/config.json, docs/configuration.md). Every key has
-// an environment override; precedence is defaults < file < environment < command line. Parsed,
-// validated, then frozen: the Config value is immutable once loaded and passed down explicitly.
-// Every key is listed in docs/configuration.md (a test checks that they agree).
+// Config: the configuration of every cedana program (/etc/cedana/config.json,
+// docs/configuration.md). Sections say who reads what: `controller` is the controller's alone,
+// `s3` serves every program that opens a store (storage::OpenStore takes only it); the rest is
+// the node's, of which the controller also reads the checkpoint dir and the cluster key. Every
+// key has an environment override; precedence is defaults < file < environment < command line.
+// Parsed, validated, then frozen: the Config value is immutable once loaded and passed down
+// explicitly. Every key is listed in docs/configuration.md (a test checks that they agree).
 #pragma once
 
 #include <map>
@@ -9,11 +12,66 @@
 #include <string_view>
 #include <vector>
 
+#include "common/codec_names.h"
+#include "common/log.h"
+#include "common/named_values.h"
 #include "common/result.h"
 
 namespace cedana {
 
 inline constexpr const char* kDefaultConfigPath = "/etc/cedana/config.json";
+
+// The settings that are one of a few words: the file and the environment spell them, the code
+// sees the enum (the names, and so the valid values an error lists, are these tables).
+// checkpoint.tcp: what a checkpoint does with a TCP connection to a peer outside the tree
+// (daemon/tcp_policy.h).
+enum class OutsideTcp { kRefuse, kEstablished, kClose };
+inline constexpr NamedValue<OutsideTcp> kOutsideTcpNames[] = {
+    {"refuse", OutsideTcp::kRefuse},
+    {"established", OutsideTcp::kEstablished},
+    {"close", OutsideTcp::kClose}};
+// criu.no_breakpoints: CRIU's no-hardware-breakpoint fallback; auto probes at daemon start.
+enum class BreakpointFallback { kAuto, kOn, kOff };
+inline constexpr NamedValue<BreakpointFallback> kBreakpointFallbackNames[] = {
+    {"auto", BreakpointFallback::kAuto},
+    {"on", BreakpointFallback::kOn},
+    {"off", BreakpointFallback::kOff}};
+// s3.addressing: the bucket in the host name (virtual) or in the path; auto: virtual for AWS,
+// path for other endpoints.
+enum class S3Addressing { kAuto, kPath, kVirtual };
+inline constexpr NamedValue<S3Addressing> kS3AddressingNames[] = {
+    {"auto", S3Addressing::kAuto},
+    {"path", S3Addressing::kPath},
+    {"virtual", S3Addressing::kVirtual}};
+
+// s3.*: credentials, endpoint and transfer settings of s3:// checkpoint dirs (docs/storage.md),
+// read by every program that opens a store (storage/s3_client.h). Each also reads the AWS SDKs'
+// usual environment variables.
+struct S3Config {
+  std::string access_key_id;
+  std::string secret_access_key;
+  std::string session_token;
+  std::string region = "us-east-1";
+  std::string endpoint_url;  // "" = AWS S3 of region
+  S3Addressing addressing = S3Addressing::kAuto;
+  int part_size_mib = 16;
+  int max_attempts = 5;
+};
+
+// controller.* and db.url: the controller's own settings (src/controller).
+struct ControllerConfig {
+  // controller.listen (CEDANA_CONTROLLER_LISTEN): host:port of the controller's HTTP server.
+  std::string listen = "0.0.0.0:8080";
+  // controller.web_dir (CEDANA_CONTROLLER_WEB_DIR): the web UI's files.
+  std::string web_dir = "/usr/local/share/cedana/web";
+  // controller.maintenance_lead_seconds (CEDANA_MAINTENANCE_LEAD_SECONDS): how long before a
+  // MAINT reservation starts its nodes' enabled jobs are checkpointed and requeued.
+  int maintenance_lead_seconds = 60;
+  // controller.bundle_dir (CEDANA_CONTROLLER_BUNDLE_DIR): <version>.tar.gz node bundles.
+  std::string bundle_dir = "/usr/local/share/cedana/bundles";
+  // db.url (CEDANA_DB_URL): the controller's catalog database (SQLite file or PostgreSQL URI).
+  std::string db_url = "sqlite:///var/lib/cedana/catalog.db";
+};
 
 struct Config {
   // connection.url (CEDANA_URL): the controller's base URL, e.g. http://ctl:8080/v1. "" = none.
@@ -25,7 +83,7 @@ struct Config {
   // checkpoint.streams (CEDANA_CHECKPOINT_STREAMS): streams per checkpoint, 1..64. Default 1.
   int checkpoint_streams = 1;
   // checkpoint.compression (CEDANA_CHECKPOINT_COMPRESSION): none|gzip|lz4|zstd. Default zstd.
-  std::string checkpoint_compression = "zstd";
+  Codec checkpoint_compression = Codec::kZstd;
   // checkpoint.keep (CEDANA_CHECKPOINT_KEEP): newest checkpoints kept per label; 0 = all.
   int checkpoint_keep = 5;
   // checkpoint.streaming (CEDANA_CHECKPOINT_STREAMING): CRIU's image files go straight into
@@ -42,7 +100,7 @@ struct Config {
   int checkpoint_parallel_dumps = 0;
   // checkpoint.tcp (CEDANA_CHECKPOINT_TCP): refuse|established|close, what a checkpoint does
   // with a TCP connection to a peer outside the tree (daemon/tcp_policy.h). Default refuse.
-  std::string checkpoint_tcp = "refuse";
+  OutsideTcp checkpoint_tcp = OutsideTcp::kRefuse;
   // checkpoint.work_dir (CEDANA_CHECKPOINT_WORK_DIR): local scratch for CRIU images dirs.
   std::string work_dir = "/var/lib/cedana/work";
   // daemon.socket (CEDANA_DAEMON_SOCKET): the node daemon's unix socket.
@@ -52,7 +110,7 @@ struct Config {
   // daemon.log_file (CEDANA_DAEMON_LOG_FILE): daemon log file, "" = stderr only.
   std::string log_file = "/var/log/cedana/daemon.log";
   // daemon.log_level (CEDANA_LOG_LEVEL): debug|info|warn|error. Default info.
-  std::string log_level = "info";
+  log::Level log_level = log::Level::kInfo;
   // daemon.cluster_key_file (CEDANA_CLUSTER_KEY_FILE): root-only key that signs manifests.
   std::string cluster_key_file = "/etc/cedana/cluster.key";
   // criu.binary (CEDANA_CRIU_BINARY): path of criu; "" = PATH, then /usr/local/bin/criu.
@@ -61,33 +119,14 @@ struct Config {
   int criu_timeout_seconds = 120;
   // criu.no_breakpoints (CEDANA_CRIU_NO_BREAKPOINTS): auto|on|off. auto probes whether hardware
   // breakpoints work and, where they do not, runs CRIU with its no-breakpoint fallback.
-  std::string criu_no_breakpoints = "auto";
+  BreakpointFallback criu_no_breakpoints = BreakpointFallback::kAuto;
   // daemon.node_name (CEDANA_NODE_NAME): this node's name towards the controller; "" = host name.
   std::string node_name;
   // daemon.metrics_port (CEDANA_DAEMON_METRICS_PORT): port on 127.0.0.1 where the node daemon
   // serves GET /metrics (daemon/metrics_server.h); 0 = off (the default). 0..65535.
   int daemon_metrics_port = 0;
-  // controller.listen (CEDANA_CONTROLLER_LISTEN): host:port of the controller's HTTP server.
-  std::string controller_listen = "0.0.0.0:8080";
-  // controller.web_dir (CEDANA_CONTROLLER_WEB_DIR): the web UI's files.
-  std::string controller_web_dir = "/usr/local/share/cedana/web";
-  // controller.maintenance_lead_seconds (CEDANA_MAINTENANCE_LEAD_SECONDS): how long before a
-  // MAINT reservation starts its nodes' enabled jobs are checkpointed and requeued.
-  int maintenance_lead_seconds = 60;
-  // controller.bundle_dir (CEDANA_CONTROLLER_BUNDLE_DIR): <version>.tar.gz node bundles.
-  std::string controller_bundle_dir = "/usr/local/share/cedana/bundles";
-  // db.url (CEDANA_DB_URL): the controller's catalog database (SQLite file or PostgreSQL URI).
-  std::string db_url = "sqlite:///var/lib/cedana/catalog.db";
-  // s3.*: credentials, endpoint and transfer settings of s3:// checkpoint dirs (docs/storage.md).
-  // Each also reads the AWS SDKs' usual environment variables.
-  std::string s3_access_key_id;
-  std::string s3_secret_access_key;
-  std::string s3_session_token;
-  std::string s3_region = "us-east-1";
-  std::string s3_endpoint_url;         // "" = AWS S3 of s3_region
-  std::string s3_addressing = "auto";  // auto|path|virtual
-  int s3_part_size_mib = 16;
-  int s3_max_attempts = 5;
+  ControllerConfig controller;
+  S3Config s3;
   // slurm.unprivileged (CEDANA_SLURM_UNPRIVILEGED): dump/restore as the job's user. 0|1.
   bool slurm_unprivileged = false;
   // slurm.requeue_on_timeout (CEDANA_SLURM_REQUEUE_ON_TIMEOUT): the site allows jobs that ask

@@ -32,13 +32,44 @@ TEST(ConfigTest, PrecedenceFileEnvFlag) {
   auto c = LoadConfig(path, {{"CEDANA_CHECKPOINT_STREAMS", "4"}}, {{"checkpoint.dir", "/b"}});
   ASSERT_TRUE(c.has_value()) << c.error().ToString();
   EXPECT_EQ(c->config.checkpoint_streams, 4);
-  EXPECT_EQ(c->config.checkpoint_compression, "gzip");
+  EXPECT_EQ(c->config.checkpoint_compression, Codec::kGzip);
   EXPECT_EQ(c->config.checkpoint_dir, "/b");
   std::map<std::string, std::string> origin;
   for (const auto& s : c->sources) origin[s.key] = s.origin;
   EXPECT_EQ(origin["checkpoint.streams"], "env CEDANA_CHECKPOINT_STREAMS");
   EXPECT_EQ(origin["checkpoint.compression"], "file " + path);
   EXPECT_EQ(origin["checkpoint.dir"], "flag");
+}
+
+// A setting of a few words is its enum inside and its word everywhere it is shown.
+TEST(ConfigTest, WordSettingsAreEnumsAndPrintAsTheirWords) {
+  auto c = LoadConfig("/nonexistent/config.json", {{"CEDANA_CHECKPOINT_TCP", "close"},
+                                                   {"CEDANA_CRIU_NO_BREAKPOINTS", "off"},
+                                                   {"CEDANA_S3_ADDRESSING", "path"},
+                                                   {"CEDANA_LOG_LEVEL", "warn"},
+                                                   {"CEDANA_CHECKPOINT_COMPRESSION", "lz4"}});
+  ASSERT_TRUE(c.has_value()) << c.error().ToString();
+  EXPECT_EQ(c->config.checkpoint_tcp, OutsideTcp::kClose);
+  EXPECT_EQ(c->config.criu_no_breakpoints, BreakpointFallback::kOff);
+  EXPECT_EQ(c->config.s3.addressing, S3Addressing::kPath);
+  EXPECT_EQ(c->config.log_level, log::Level::kWarn);
+  EXPECT_EQ(c->config.checkpoint_compression, Codec::kLz4);
+  std::map<std::string, std::string> shown;
+  for (const auto& s : c->sources) shown[s.key] = s.value;
+  EXPECT_EQ(shown["checkpoint.tcp"], "close");
+  EXPECT_EQ(shown["criu.no_breakpoints"], "off");
+  EXPECT_EQ(shown["s3.addressing"], "path");
+  EXPECT_EQ(shown["daemon.log_level"], "warn");
+  EXPECT_EQ(shown["checkpoint.compression"], "lz4");
+  nlohmann::json printed = nlohmann::json::parse(ConfigToJson(c->config));
+  EXPECT_EQ(printed["checkpoint"]["tcp"], "close");
+  EXPECT_EQ(printed["s3"]["addressing"], "path");
+
+  std::map<std::string, std::string> defaults;
+  for (const ConfigKeyInfo& k : ConfigKeys()) defaults[k.key] = k.default_value;
+  EXPECT_EQ(defaults["checkpoint.tcp"], "refuse");
+  EXPECT_EQ(defaults["daemon.log_level"], "info");
+  EXPECT_EQ(defaults["checkpoint.compression"], "zstd");
 }
 
 TEST(ConfigTest, BadValuesNameKeyAndValidValues) {
@@ -56,6 +87,11 @@ TEST(ConfigTest, BadValuesNameKeyAndValidValues) {
       {{{"CEDANA_SLURM_UNPRIVILEGED", "yes"}},
        "slurm.unprivileged: invalid value \"yes\" (valid: 0, 1, true, false)"},
       {{{"CEDANA_URL", "ftp://x"}}, "connection.url"},
+      {{{"CEDANA_CHECKPOINT_TCP", "open"}},
+       "checkpoint.tcp: invalid value \"open\" (valid: refuse, established, close)"},
+      {{{"CEDANA_S3_ADDRESSING", "sideways"}},
+       "s3.addressing: invalid value \"sideways\" (valid: auto, path, virtual)"},
+      {{{"CEDANA_LOG_LEVEL", "trace2"}}, "(valid: debug, info, warn, error)"},
   };
   for (const auto& c : cases) {
     auto r = LoadConfig("/nonexistent", c.env);
@@ -105,17 +141,17 @@ TEST(ConfigTest, CedanasOwnConfigIsReadAsOurs) {
   auto r = LoadConfig(WriteTemp(cedana), {});
   ASSERT_TRUE(r.has_value()) << r.error().ToString();
   const Config& c = r->config;
-  EXPECT_EQ(c.log_level, "debug");
+  EXPECT_EQ(c.log_level, log::Level::kDebug);
   EXPECT_EQ(c.url, "https://x.cedana.ai");
   EXPECT_EQ(c.checkpoint_dir, "/data/ckpt");
-  EXPECT_EQ(c.checkpoint_compression, "none");
+  EXPECT_EQ(c.checkpoint_compression, Codec::kNone);
   EXPECT_EQ(c.checkpoint_streams, 1);
   EXPECT_EQ(c.checkpoint_memory_limit_mib, 512);
   EXPECT_EQ(c.criu_binary, "/opt/criu/criu");
-  EXPECT_EQ(c.s3_access_key_id, "AK");
-  EXPECT_EQ(c.s3_secret_access_key, "SK");
-  EXPECT_EQ(c.s3_region, "eu-west-1");
-  EXPECT_EQ(c.s3_endpoint_url, "http://127.0.0.1:9000");
+  EXPECT_EQ(c.s3.access_key_id, "AK");
+  EXPECT_EQ(c.s3.secret_access_key, "SK");
+  EXPECT_EQ(c.s3.region, "eu-west-1");
+  EXPECT_EQ(c.s3.endpoint_url, "http://127.0.0.1:9000");
   auto origin = [&](const std::string& key) {
     for (const auto& s : r->sources)
       if (s.key == key) return s.origin;
@@ -142,7 +178,7 @@ TEST(ConfigTest, CedanasVariablesAreReadToo) {
                                        {"AWS_ENDPOINT", "http://127.0.0.1:9000"}});
   ASSERT_TRUE(r.has_value()) << r.error().ToString();
   EXPECT_EQ(r->config.criu_binary, "/opt/criu/criu");
-  EXPECT_EQ(r->config.s3_endpoint_url, "http://127.0.0.1:9000");
+  EXPECT_EQ(r->config.s3.endpoint_url, "http://127.0.0.1:9000");
   // Ours first, when both are set.
   r = LoadConfig("/nonexistent", {{"CEDANA_CRIU_BINARY_PATH", "/opt/criu/criu"},
                                   {"CEDANA_CRIU_BINARY", "/usr/sbin/criu"}});
@@ -190,8 +226,8 @@ TEST(ConfigTest, AwsVariablesAndTheirFallbacks) {
                                        {"AWS_ENDPOINT_URL_S3", "http://s3only:2"},
                                        {"AWS_SECRET_ACCESS_KEY", "sekrit-key"}});
   ASSERT_TRUE(c.has_value()) << c.error().ToString();
-  EXPECT_EQ(c->config.s3_region, "eu-west-1");
-  EXPECT_EQ(c->config.s3_endpoint_url, "http://s3only:2");
+  EXPECT_EQ(c->config.s3.region, "eu-west-1");
+  EXPECT_EQ(c->config.s3.endpoint_url, "http://s3only:2");
   std::map<std::string, ConfigSource> by_key;
   for (const auto& s : c->sources) by_key[s.key] = s;
   EXPECT_EQ(by_key["s3.region"].origin, "env AWS_DEFAULT_REGION");
@@ -200,8 +236,8 @@ TEST(ConfigTest, AwsVariablesAndTheirFallbacks) {
   c = LoadConfig("/nonexistent",
                  {{"AWS_DEFAULT_REGION", "eu-west-1"}, {"AWS_REGION", "ap-south-1"}});
   ASSERT_TRUE(c.has_value());
-  EXPECT_EQ(c->config.s3_region, "ap-south-1");
-  EXPECT_EQ(c->config.s3_endpoint_url, "");
+  EXPECT_EQ(c->config.s3.region, "ap-south-1");
+  EXPECT_EQ(c->config.s3.endpoint_url, "");
 }
 
 TEST(ConfigTest, JsonRoundTrip) {

@@ -22,16 +22,6 @@ Sink& CurrentSink() {
 }
 std::atomic<Level> g_level{Level::kInfo};
 
-const char* LevelName(Level level) {
-  switch (level) {
-    case Level::kDebug: return "debug";
-    case Level::kInfo: return "info";
-    case Level::kWarn: return "warn";
-    case Level::kError: return "error";
-  }
-  return "?";
-}
-
 std::string FormatLine(Level level, std::string_view line) {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);
@@ -40,7 +30,7 @@ std::string FormatLine(Level level, std::string_view line) {
   char stamp[64];
   std::snprintf(stamp, sizeof stamp, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ", tm.tm_year + 1900,
                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
-  return fmt::format("{} {:<5} {}\n", stamp, LevelName(level), line);
+  return fmt::format("{} {:<5} {}\n", stamp, NameOf(kLevelNames, level), line);
 }
 
 }  // namespace
@@ -51,16 +41,6 @@ void SetSink(Sink sink) {
 }
 
 void SetLevel(Level level) { g_level = level; }
-
-bool ParseLevel(std::string_view name, Level* out) {
-  for (Level l : {Level::kDebug, Level::kInfo, Level::kWarn, Level::kError}) {
-    if (name == LevelName(l)) {
-      *out = l;
-      return true;
-    }
-  }
-  return false;
-}
 
 Sink StderrAndFileSink(const std::string& path) {
   // One shared fd: O_APPEND keeps lines whole across processes (daemon and supervisors).

@@ -7,17 +7,21 @@
 #include <string>
 #include <string_view>
 
+#include "common/named_values.h"
+
 namespace cedana::log {
 
 enum class Level { kDebug = 0, kInfo, kWarn, kError };
+inline constexpr NamedValue<Level> kLevelNames[] = {{"debug", Level::kDebug},
+                                                    {"info", Level::kInfo},
+                                                    {"warn", Level::kWarn},
+                                                    {"error", Level::kError}};
 
 // Where lines go. The default sink writes to stderr at level info.
 using Sink = std::function<void(Level, std::string_view line)>;
 
 void SetSink(Sink sink);
 void SetLevel(Level level);
-// Parses "debug", "info", "warn", "error".
-bool ParseLevel(std::string_view name, Level* out);
 // A sink that writes "<time> <level> <line>" to stderr and, when path is not empty, appends to
 // that file as well.
 Sink StderrAndFileSink(const std::string& path);

@@ -35,7 +35,7 @@ void OnSignal(int) { g_stop = true; }
 constexpr int64_t kStaleOperationMs = 30LL * 60 * 1000;
 
 Result<std::unique_ptr<Catalog>> OpenCatalog(const Config& config) {
-  CEDANA_ASSIGN_OR_RETURN(auto db, OpenDatabase(config.db_url));
+  CEDANA_ASSIGN_OR_RETURN(auto db, OpenDatabase(config.controller.db_url));
   CEDANA_RETURN_IF_ERROR(Migrate(*db));
   return std::make_unique<Catalog>(std::move(db));
 }
@@ -67,7 +67,7 @@ class Watcher {
         last_jobs = now;
       }
       if (now - last_maintenance >= std::chrono::seconds(5)) {
-        Report("maintenance", RunMaintenanceStep(config_, catalog_));
+        Report("maintenance", RunMaintenanceStep(config_.controller, catalog_));
         last_maintenance = now;
       }
       std::deque<OperationRecord> finished;
@@ -139,7 +139,7 @@ class Watcher {
     std::vector<std::string> doomed = PolicyCheckpointsToDelete(*policy, *of_label);
     if (doomed.empty()) return;
     Result<std::unique_ptr<storage::CheckpointStore>> store =
-        storage::OpenStore(config_.checkpoint_dir, config_);
+        storage::OpenStore(config_.checkpoint_dir, config_.s3);
     if (!store.has_value()) return Report("retention", store.error());
     for (const std::string& id : doomed) {  // all of made's owner and label
       Status s = (*store)->Delete(storage::CheckpointRef{made->owner, made->label, id});
@@ -203,7 +203,8 @@ class Watcher {
 
 int RunController(const Config& config) {
   log::Info("controller: cedana-slurm {} starting (database {}, checkpoints {})", kVersion,
-            config.db_url.rfind("sqlite", 0) == 0 ? config.db_url : std::string("postgres"),
+            config.controller.db_url.rfind("sqlite", 0) == 0 ? config.controller.db_url
+                                                             : std::string("postgres"),
             config.checkpoint_dir);
   if (config.auth_token.empty())
     log::Warn(

@@ -223,7 +223,7 @@ class CheckpointerTest : public ::testing::TestWithParam<bool> {
     config.state_dir = tmp_.Sub("state");
     config.checkpoint_streaming = streaming;
     config.checkpoint_streams = 2;
-    config.checkpoint_compression = "lz4";
+    config.checkpoint_compression = Codec::kLz4;
     config.checkpoint_keep = 5;
     ASSERT_TRUE(fs::MakeDirs(config.work_dir, 0700).ok());
     auto engine = std::make_unique<FakeEngine>();

@@ -49,7 +49,7 @@ struct DumpImagesSetup {
   std::string images_dir;  // made by the caller
   std::string work_dir;    // for the message when it is full
   int streams = 1;
-  image::Codec codec = image::Codec::kNone;
+  Codec codec = Codec::kNone;
   uint64_t memory_limit = 0;  // the streaming pack's buffers
   // The store's file-system identity (AsFileUser): storing threads are created with it.
   uid_t store_uid = 0;

@@ -90,17 +90,19 @@ Result<DumpTarget> ResolveDumpTarget(const Node& node, const Caller& caller, con
 Result<DumpPlan> PlanDump(const Node& node, const DumpTarget& target, const DumpOptions& o) {
   const Config& cfg = node.config();
   DumpPlan p;
-  CEDANA_ASSIGN_OR_RETURN(
-      const image::Codec codec,
-      image::ParseCodec(o.compression.empty() ? cfg.checkpoint_compression : o.compression));
+  Codec codec = cfg.checkpoint_compression;
+  if (!o.compression.empty()) {
+    CEDANA_ASSIGN_OR_RETURN(codec, ParseCodec(o.compression));
+  }
   p.streams = o.streams == 0 ? cfg.checkpoint_streams : o.streams;
   if (p.streams < 1 || p.streams > kMaxCheckpointStreams)
     return InvalidArgumentError(
         fmt::format("streams must be between 1 and {}, got {}", kMaxCheckpointStreams, p.streams));
-  const std::string& tcp_setting = !o.tcp.empty()        ? o.tcp
-                                   : !target.tcp.empty() ? target.tcp
-                                                         : cfg.checkpoint_tcp;
-  CEDANA_ASSIGN_OR_RETURN(p.outside_tcp, ParseOutsideTcp(tcp_setting));
+  // The dump's own option, else the job's, else the node's.
+  p.outside_tcp = cfg.checkpoint_tcp;
+  if (const std::string& asked = !o.tcp.empty() ? o.tcp : target.tcp; !asked.empty()) {
+    CEDANA_ASSIGN_OR_RETURN(p.outside_tcp, ParseOutsideTcp(asked));
+  }
   CEDANA_RETURN_IF_ERROR(ValidateCheckpointReason(o.reason));
   p.streaming = cfg.checkpoint_streaming;
   p.criu_identity = node.CriuIdentityFor(target.uid, target.gid);

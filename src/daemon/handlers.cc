@@ -295,7 +295,7 @@ protocol::CheckpointSummary SummaryOf(const image::Manifest& m) {
   c.frozen_ms = m.frozen_ms;
   c.stored_bytes = m.StoredBytes();
   c.images_bytes = m.images_bytes;
-  c.codec = std::string(image::CodecName(m.codec));
+  c.codec = std::string(CodecName(m.codec));
   c.streams = static_cast<int>(m.streams.size());
   c.raw_streams = static_cast<int>(std::count_if(m.streams.begin(), m.streams.end(),
                                                  [](const auto& s) { return s.stored_raw; }));

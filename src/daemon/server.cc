@@ -58,9 +58,9 @@ Result<std::string> LoadOrCreateClusterKey(const std::string& path) {
   return key;
 }
 
-Result<bool> DecideNoBreakpoints(const std::string& mode) {
-  if (mode == "on") return true;
-  if (mode == "off") return false;
+Result<bool> DecideNoBreakpoints(BreakpointFallback mode) {
+  if (mode == BreakpointFallback::kOn) return true;
+  if (mode == BreakpointFallback::kOff) return false;
   CEDANA_ASSIGN_OR_RETURN(bool works, engine::HardwareBreakpointsWork());
   if (!works)
     log::Warn(
@@ -139,9 +139,7 @@ std::string SelfExe() {
 }  // namespace
 
 int RunDaemon(const Config& config) {
-  log::Level level = log::Level::kInfo;
-  log::ParseLevel(config.log_level, &level);
-  log::SetLevel(level);
+  log::SetLevel(config.log_level);
   if (!config.log_file.empty())
     (void)fs::MakeDirs(std::filesystem::path(config.log_file).parent_path().string(), 0755);
   log::SetSink(log::StderrAndFileSink(config.log_file));
@@ -190,7 +188,7 @@ int RunDaemon(const Config& config) {
   seams.processes = std::make_unique<engine::HostProcesses>();
   seams.launcher = std::make_unique<SupervisorLauncher>(SelfExe());
   seams.open_store = [config](const std::string& location) {
-    return storage::OpenStore(location, config);
+    return storage::OpenStore(location, config.s3);
   };
   Node node(config, std::move(seams), *key, NodeName(config), *criu_version);
   RecoverInterruptedOperations(node);

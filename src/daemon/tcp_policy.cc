@@ -5,13 +5,11 @@
 namespace cedana::daemon {
 
 Result<OutsideTcp> ParseOutsideTcp(const std::string& value) {
-  if (value == "refuse") return OutsideTcp::kRefuse;
-  if (value == "established") return OutsideTcp::kEstablished;
-  if (value == "close") return OutsideTcp::kClose;
+  if (std::optional<OutsideTcp> outside = ValueNamed(kOutsideTcpNames, value)) return *outside;
   return InvalidArgumentError(fmt::format(
-      "tcp: '{}' is not one of refuse, established, close (what a checkpoint does with a TCP "
-      "connection to a peer outside the job)",
-      value));
+      "tcp: '{}' is not one of {} (what a checkpoint does with a TCP connection to a peer "
+      "outside the job)",
+      value, ValueNames(kOutsideTcpNames)));
 }
 
 std::string TcpModeName(TcpMode mode) {

@@ -16,14 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "common/config.h"
 #include "common/result.h"
 #include "engine/process_control.h"
 #include "engine/tcp_connections.h"
 
 namespace cedana::daemon {
 
-enum class OutsideTcp { kRefuse, kEstablished, kClose };
-// kInvalidArgument naming the valid values.
+// checkpoint.tcp's words (common/config.h); kInvalidArgument naming the valid values.
 Result<OutsideTcp> ParseOutsideTcp(const std::string& value);
 
 // What CRIU is told.

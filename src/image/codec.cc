@@ -5,31 +5,6 @@
 #include "image/codec_internal.h"
 
 namespace cedana::image {
-namespace {
-
-constexpr Codec kAllCodecs[] = {Codec::kNone, Codec::kGzip, Codec::kLz4, Codec::kZstd};
-
-}  // namespace
-
-Result<Codec> ParseCodec(std::string_view name) {
-  std::string valid;
-  for (Codec c : kAllCodecs) {
-    if (name == CodecName(c)) return c;
-    valid += valid.empty() ? "" : ", ";
-    valid += CodecName(c);
-  }
-  return InvalidArgumentError(fmt::format("unknown compression \"{}\" (valid: {})", name, valid));
-}
-
-std::string_view CodecName(Codec codec) {
-  switch (codec) {
-    case Codec::kNone: return "none";
-    case Codec::kGzip: return "gzip";
-    case Codec::kLz4: return "lz4";
-    case Codec::kZstd: return "zstd";
-  }
-  return "unknown";
-}
 
 std::unique_ptr<storage::ByteSink> CompressingSink(Codec codec,
                                                    std::unique_ptr<storage::ByteSink> out,

@@ -1,20 +1,16 @@
-// Codec: how each stream of a checkpoint is compressed. Stateless helpers; thread-safe.
+// The codecs of a checkpoint's streams (their names: common/codec_names.h). Stateless helpers;
+// thread-safe.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <string_view>
 
+#include "common/codec_names.h"
 #include "common/result.h"
 #include "storage/byte_stream.h"
 
 namespace cedana::image {
-
-enum class Codec { kNone, kGzip, kLz4, kZstd };
-
-// "none", "gzip", "lz4", "zstd". kInvalidArgument names the bad value and the valid ones.
-Result<Codec> ParseCodec(std::string_view name);
-std::string_view CodecName(Codec codec);
 
 // A sink that compresses into `out` (gzip output is a standard gzip member, readable by
 // `gzip -d`; lz4 is the lz4 frame format, zstd a zstd frame). Close() finishes the frame and

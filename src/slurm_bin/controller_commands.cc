@@ -34,7 +34,7 @@ pid_t RunningPid(const Config& c) {
 }
 
 int Status(const Config& c) {
-  std::string listen = c.controller_listen;
+  std::string listen = c.controller.listen;
   size_t colon = listen.rfind(':');
   std::string host = listen.substr(0, colon);
   if (host == "0.0.0.0" || host.empty()) host = "127.0.0.1";
@@ -73,9 +73,7 @@ int Start(const Config& c) {
     std::fprintf(stderr, "cedana-slurm: the controller already runs (pid %d)\n", pid);
     return 1;
   }
-  log::Level level = log::Level::kInfo;
-  log::ParseLevel(c.log_level, &level);
-  log::SetLevel(level);
+  log::SetLevel(c.log_level);
   (void)fs::MakeDirs(c.state_dir);
   (void)fs::WriteFileAtomic(PidFile(c), std::to_string(::getpid()) + "\n", 0644);
   int code = controller::RunController(c);

@@ -79,9 +79,9 @@ class CheckpointStore {
 };
 
 // Opens the store a checkpoint dir names: a local path (also NFS) or s3://bucket/prefix (with
-// the s3.* settings of `config`). kInvalidArgument for a malformed location or S3 settings that
+// `s3_config`). kInvalidArgument for a malformed location or S3 settings that
 // cannot work.
 Result<std::unique_ptr<CheckpointStore>> OpenStore(const std::string& location,
-                                                   const Config& config);
+                                                   const S3Config& s3_config);
 
 }  // namespace cedana::storage

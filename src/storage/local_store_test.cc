@@ -50,9 +50,9 @@ TEST(OpenStoreTest, Locations) {
       {"gs://bucket", Code::kInvalidArgument},
       {"/var/lib/cedana/checkpoints", Code::kOk},
   };
-  Config config;
-  config.s3_access_key_id = "AKID";
-  config.s3_secret_access_key = "SECRET";
+  S3Config config;
+  config.access_key_id = "AKID";
+  config.secret_access_key = "SECRET";
   for (const auto& c : cases) {
     auto store = OpenStore(c.location, config);
     EXPECT_EQ(store.error().code(), c.want) << c.location << ": " << store.error().ToString();
@@ -63,14 +63,14 @@ TEST(OpenStoreTest, Locations) {
 }
 
 TEST(OpenStoreTest, S3WithoutCredentialsSaysWhatToSet) {
-  auto store = OpenStore("s3://bucket", Config{});
+  auto store = OpenStore("s3://bucket", S3Config{});
   ASSERT_FALSE(store.has_value());
   EXPECT_EQ(store.error().code(), Code::kInvalidArgument);
   EXPECT_NE(store.error().message().find("AWS_ACCESS_KEY_ID"), std::string::npos);
 }
 
 TEST(OpenStoreTest, TrailingSlashIsDropped) {
-  auto store = OpenStore("/data/ckpt/", Config{});
+  auto store = OpenStore("/data/ckpt/", S3Config{});
   ASSERT_TRUE(store.has_value());
   EXPECT_EQ((*store)->Describe(), "/data/ckpt");
 }

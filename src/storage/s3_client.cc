@@ -137,16 +137,16 @@ bool IsRetryableHttp(long status, std::string_view s3_code) {
   return status >= 500 || status == 429 || s3_code == "RequestTimeout" || s3_code == "SlowDown";
 }
 
-Settings Settings::FromConfig(const Config& c) {
+Settings Settings::FromConfig(const S3Config& c) {
   Settings s;
-  s.access_key_id = c.s3_access_key_id;
-  s.secret_access_key = c.s3_secret_access_key;
-  s.session_token = c.s3_session_token;
-  s.region = c.s3_region;
-  s.endpoint_url = c.s3_endpoint_url;
-  s.addressing = c.s3_addressing;
-  s.part_size = static_cast<size_t>(c.s3_part_size_mib) << 20;
-  s.max_attempts = c.s3_max_attempts;
+  s.access_key_id = c.access_key_id;
+  s.secret_access_key = c.secret_access_key;
+  s.session_token = c.session_token;
+  s.region = c.region;
+  s.endpoint_url = c.endpoint_url;
+  s.addressing = c.addressing;
+  s.part_size = static_cast<size_t>(c.part_size_mib) << 20;
+  s.max_attempts = c.max_attempts;
   return s;
 }
 

@@ -29,11 +29,11 @@ struct Settings {
   std::string session_token;
   std::string region = "us-east-1";
   std::string endpoint_url;  // "" = AWS
-  std::string addressing = "auto";
+  S3Addressing addressing = S3Addressing::kAuto;
   size_t part_size = size_t{16} << 20;
   int max_attempts = 5;
 
-  static Settings FromConfig(const Config& config);
+  static Settings FromConfig(const S3Config& config);
 };
 
 struct ObjectInfo {

@@ -88,10 +88,7 @@ Result<Location> ParseLocation(std::string_view url) {
 }
 
 Result<Endpoint> ResolveEndpoint(const std::string& endpoint_url, const std::string& region,
-                                 const std::string& addressing, const std::string& bucket) {
-  if (addressing != "auto" && addressing != "path" && addressing != "virtual")
-    return InvalidArgumentError("s3.addressing \"" + addressing +
-                                "\" (valid: auto, path, virtual)");
+                                 S3Addressing addressing, const std::string& bucket) {
   Endpoint e;
   bool aws = endpoint_url.empty();
   if (aws) {
@@ -116,8 +113,9 @@ Result<Endpoint> ResolveEndpoint(const std::string& endpoint_url, const std::str
     if (e.authority.empty())
       return InvalidArgumentError("S3 endpoint URL \"" + endpoint_url + "\" has no host");
   }
-  if (addressing == "virtual") e.virtual_host = true;
-  else if (addressing == "auto") e.virtual_host = aws && bucket.find('.') == std::string::npos;
+  if (addressing == S3Addressing::kVirtual) e.virtual_host = true;
+  else if (addressing == S3Addressing::kAuto)
+    e.virtual_host = aws && bucket.find('.') == std::string::npos;
   if (e.virtual_host) e.authority = bucket + "." + e.authority;
   return e;
 }

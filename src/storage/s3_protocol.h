@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/config.h"
 #include "common/result.h"
 
 namespace cedana::storage::s3 {
@@ -37,11 +38,11 @@ struct Endpoint {
   bool virtual_host = false;
 };
 
-// Resolves the endpoint of `bucket`. endpoint_url "" means AWS S3 in `region`. addressing is
-// auto|path|virtual; auto is virtual for AWS (path for bucket names with dots, which a wildcard
+// Resolves the endpoint of `bucket`. endpoint_url "" means AWS S3 in `region`. kAuto addressing
+// is virtual for AWS (path for bucket names with dots, which a wildcard
 // TLS certificate does not cover) and path for other endpoints.
 Result<Endpoint> ResolveEndpoint(const std::string& endpoint_url, const std::string& region,
-                                 const std::string& addressing, const std::string& bucket);
+                                 S3Addressing addressing, const std::string& bucket);
 
 // RFC 3986 percent-encoding of everything but unreserved characters (and '/' when keep_slash),
 // as SigV4's canonical URI and query string want it.

@@ -35,22 +35,22 @@ TEST(S3LocationTest, BadBucketNamesSayWhatIsValid) {
 }
 
 TEST(S3EndpointTest, AwsIsVirtualHostedUnlessTheBucketHasDots) {
-  auto e = ResolveEndpoint("", "eu-west-1", "auto", "bkt");
+  auto e = ResolveEndpoint("", "eu-west-1", S3Addressing::kAuto, "bkt");
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(ObjectUrl(*e, "bkt", "a/b c"), "https://bkt.s3.eu-west-1.amazonaws.com/a/b%20c");
-  e = ResolveEndpoint("", "eu-west-1", "auto", "my.bkt");
+  e = ResolveEndpoint("", "eu-west-1", S3Addressing::kAuto, "my.bkt");
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(ObjectUrl(*e, "my.bkt", "k"), "https://s3.eu-west-1.amazonaws.com/my.bkt/k");
 }
 
 TEST(S3EndpointTest, CustomEndpointIsPathStyleByDefault) {
-  auto e = ResolveEndpoint("http://127.0.0.1:7480/", "us-east-1", "auto", "bkt");
+  auto e = ResolveEndpoint("http://127.0.0.1:7480/", "us-east-1", S3Addressing::kAuto, "bkt");
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(ObjectUrl(*e, "bkt", "p/manifest.json"), "http://127.0.0.1:7480/bkt/p/manifest.json");
   EXPECT_EQ(ObjectUrl(*e, "bkt", "", {{"list-type", "2"}, {"prefix", "p/"}}),
             "http://127.0.0.1:7480/bkt?list-type=2&prefix=p%2F");
 
-  e = ResolveEndpoint("http://localhost:7480/base", "us-east-1", "virtual", "bkt");
+  e = ResolveEndpoint("http://localhost:7480/base", "us-east-1", S3Addressing::kVirtual, "bkt");
   ASSERT_TRUE(e.has_value());
   EXPECT_EQ(ObjectUrl(*e, "bkt", "k"), "http://bkt.localhost:7480/base/k");
   EXPECT_EQ(ObjectUrl(*e, "bkt", "", {{"uploads", ""}}),
@@ -58,10 +58,9 @@ TEST(S3EndpointTest, CustomEndpointIsPathStyleByDefault) {
 }
 
 TEST(S3EndpointTest, BadEndpointsAreRefused) {
-  EXPECT_FALSE(ResolveEndpoint("127.0.0.1:7480", "r", "auto", "b").has_value());
-  EXPECT_FALSE(ResolveEndpoint("ftp://host", "r", "auto", "b").has_value());
-  EXPECT_FALSE(ResolveEndpoint("http://", "r", "auto", "b").has_value());
-  EXPECT_FALSE(ResolveEndpoint("http://h", "r", "sideways", "b").has_value());
+  EXPECT_FALSE(ResolveEndpoint("127.0.0.1:7480", "r", S3Addressing::kAuto, "b").has_value());
+  EXPECT_FALSE(ResolveEndpoint("ftp://host", "r", S3Addressing::kAuto, "b").has_value());
+  EXPECT_FALSE(ResolveEndpoint("http://", "r", S3Addressing::kAuto, "b").has_value());
 }
 
 TEST(S3QueryTest, CanonicalFormIsSortedAndEncoded) {

@@ -10,7 +10,7 @@
 namespace cedana::controller {
 
 Status ApiServer::DeleteFromStorage(const CheckpointRecord& c) {
-  CEDANA_ASSIGN_OR_RETURN(auto store, storage::OpenStore(config_.checkpoint_dir, config_));
+  CEDANA_ASSIGN_OR_RETURN(auto store, storage::OpenStore(config_.checkpoint_dir, config_.s3));
   CEDANA_RETURN_IF_ERROR(store->Delete(storage::CheckpointRef{c.owner, c.label, c.id}))
       << "deleting checkpoint " << c.id << " from " << store->Describe();
   return catalog_.DeleteCheckpoint(c.id);

@@ -106,7 +106,7 @@ void ApiServer::RegisterInstallerRoutes() {
       res.set_content("echo 'cedana installer: " + why + "' >&2; exit 1\n", "text/x-shellscript");
       return;
     }
-    std::vector<std::string> versions = BundleVersions(config_.controller_bundle_dir);
+    std::vector<std::string> versions = BundleVersions(config_.controller.bundle_dir);
     std::string version = Query(req, "version").value_or(kVersion);
     if (!SafeVersion(version) ||
         std::find(versions.begin(), versions.end(), version) == versions.end()) {
@@ -132,7 +132,7 @@ void ApiServer::RegisterInstallerRoutes() {
       return;
     }
     std::string version = req.matches[1].str();
-    std::string path = config_.controller_bundle_dir + "/" + version + kBundleSuffix;
+    std::string path = config_.controller.bundle_dir + "/" + version + kBundleSuffix;
     Result<std::string> data =
         SafeVersion(version) ? fs::ReadFile(path) : Result<std::string>(NotFoundError(path));
     if (!data.has_value()) {

@@ -197,16 +197,16 @@ void ApiServer::RegisterRoutes() {
                       "application/json");
     }
   });
-  if (fs::Exists(config_.controller_web_dir)) {
-    server_->set_mount_point("/", config_.controller_web_dir);
+  if (fs::Exists(config_.controller.web_dir)) {
+    server_->set_mount_point("/", config_.controller.web_dir);
   } else {
     log::Warn("api: web UI dir {} does not exist; the UI is not served",
-              config_.controller_web_dir);
+              config_.controller.web_dir);
   }
 }
 
 Status ApiServer::Start() {
-  const std::string& listen = config_.controller_listen;
+  const std::string& listen = config_.controller.listen;
   size_t colon = listen.rfind(':');
   std::string host = listen.substr(0, colon);
   int port = std::stoi(listen.substr(colon + 1));

@@ -59,7 +59,7 @@ class ApiServer {
   ApiServer(const Config& config, Catalog& catalog, ApiServices services);
   ~ApiServer();
 
-  // Binds config.controller_listen; kUnavailable when the address is taken.
+  // Binds config.controller.listen; kUnavailable when the address is taken.
   Status Start();
   void Stop();
   int port() const { return port_; }

@@ -48,7 +48,7 @@ MoveRecord Move(Catalog& catalog, const PlannedMove& m, bool requeue_enabled) {
 
 }  // namespace
 
-Status RunMaintenanceStep(const Config& config, Catalog& catalog) {
+Status RunMaintenanceStep(const ControllerConfig& config, Catalog& catalog) {
   MaintenanceInputs in;
   CEDANA_ASSIGN_OR_RETURN(in.reservations, LoadSlurmReservations());
   bool any_maint = false;

@@ -12,6 +12,6 @@
 
 namespace cedana::controller {
 
-Status RunMaintenanceStep(const Config& config, Catalog& catalog);
+Status RunMaintenanceStep(const ControllerConfig& config, Catalog& catalog);
 
 }  // namespace cedana::controller

@@ -59,7 +59,7 @@ CheckpointRecord RecordOf(const image::Manifest& m, const std::string& text,
   c.created_ms = m.created_at_ms;
   c.size = static_cast<int64_t>(m.StoredBytes());
   c.image_size = static_cast<int64_t>(m.images_bytes);
-  c.codec = std::string(image::CodecName(m.codec));
+  c.codec = std::string(CodecName(m.codec));
   c.streams = static_cast<int64_t>(m.streams.size());
   c.state = "good";
   c.location = location;
@@ -74,7 +74,7 @@ CheckpointRecord RecordOf(const image::Manifest& m, const std::string& text,
 }  // namespace
 
 Status CheckpointIndexer::Refresh() {
-  CEDANA_ASSIGN_OR_RETURN(auto store, storage::OpenStore(config_.checkpoint_dir, config_));
+  CEDANA_ASSIGN_OR_RETURN(auto store, storage::OpenStore(config_.checkpoint_dir, config_.s3));
   CEDANA_ASSIGN_OR_RETURN(auto refs, store->List(std::nullopt, std::nullopt));
   std::vector<CheckpointRecord> found;
   std::vector<std::string> paths;  // found[i]'s
