@@ -108,7 +108,8 @@ Result<pid_t> StartWorkload(const WorkloadSpec& spec, Pipes& pipes) {
 Result<pid_t> RestoreWithCriu(const WorkloadSpec& spec, Pipes& pipes) {
   engine::CriuSettings settings{spec.criu_binary, std::chrono::seconds(spec.criu_timeout_seconds),
                                 spec.criu_no_breakpoints};
-  CEDANA_ASSIGN_OR_RETURN(engine::CriuClient criu, engine::CriuClient::Create(settings));
+  // The daemon checked this binary at its start (and resolved its path).
+  const engine::CriuClient criu = engine::CriuClient::OfCheckedBinary(settings);
   engine::RestoreRequest req;
   req.images_dir = spec.images_dir;
   // The workload wrote to pipes; reconnect its ends to the new pipes of this attempt.

@@ -25,6 +25,12 @@ class CriuClient : public CheckpointEngine {
  public:
   // kNotFound when no criu binary is found, kFailedPrecondition when it is older than 4.0.
   static Result<CriuClient> Create(CriuSettings settings);
+  // For a binary the daemon found and checked with Create (`settings.binary` resolved): a
+  // restore supervisor uses it, which would otherwise run one more `criu swrk` per restore
+  // (measured: 0.1-0.2 s of a 1 s restore with caches dropped).
+  static CriuClient OfCheckedBinary(CriuSettings settings) {
+    return CriuClient(std::move(settings));
+  }
 
   const CriuSettings& settings() const override { return settings_; }
   // "4.1.1"
