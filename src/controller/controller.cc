@@ -18,12 +18,12 @@
 #include "controller/catalog/catalog.h"
 #include "controller/http/api_server.h"
 #include "controller/maintenance/maintenance_runner.h"
+#include "controller/policy/checkpoint_deletion.h"
 #include "controller/policy/scheduler.h"
 #include "controller/timeline/job_events.h"
 #include "controller/watch/checkpoint_indexer.h"
 #include "controller/watch/slurm_jobs.h"
 #include "image/manifest.h"
-#include "storage/checkpoint_store.h"
 
 namespace cedana::controller {
 namespace {
@@ -85,7 +85,7 @@ class Watcher {
       for (const auto& op : finished) AfterOperation(op);
       Result<int> queued = SchedulePolicies(catalog_, NowMs());
       Report("policy", queued.error());
-      Report("operations", catalog_.FailStaleOperations(kStaleOperationMs));
+      Report("operations", catalog_.operations().FailStale(kStaleOperationMs));
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait_for(lock, std::chrono::seconds(1),
                    [this] { return poked_ || !finished_.empty() || g_stop; });
@@ -104,13 +104,13 @@ class Watcher {
     const bool full = synced_jobs_.empty() || now - last_full_job_sync_ >= kFullSyncEvery;
     Status synced;
     if (full) {
-      synced = catalog_.SyncJobs(slurm.jobs);
+      synced = catalog_.jobs().Sync(slurm.jobs);
     } else {
       JobChanges changes = DiffJobs(synced_jobs_, slurm.jobs);
-      synced = catalog_.UpdateJobs(changes.changed, changes.removed);
+      synced = catalog_.jobs().Update(changes.changed, changes.removed);
     }
     std::vector<JobEvent> fresh = recorded_events_.New(slurm.events);
-    if (synced.ok()) synced = catalog_.RecordJobEvents(fresh);
+    if (synced.ok()) synced = catalog_.job_events().Record(fresh);
     if (synced.ok()) {
       std::vector<int64_t> ids;
       synced_jobs_.clear();
@@ -129,26 +129,12 @@ class Watcher {
   // A policy's dump is done: tag the checkpoint with its policy and apply the policy's limit.
   void AfterOperation(const OperationRecord& op) {
     if (op.state != "done" || !op.checkpoint_id || !op.policy_id) return;
-    Report("index", catalog_.SetCheckpointPolicy(*op.checkpoint_id, *op.policy_id));
-    Result<PolicyRecord> policy = catalog_.GetPolicy(*op.policy_id);
-    Result<CheckpointRecord> made = catalog_.GetCheckpoint(*op.checkpoint_id);
+    Report("index", catalog_.checkpoints().SetPolicy(*op.checkpoint_id, *op.policy_id));
+    Result<PolicyRecord> policy = catalog_.policies().Get(*op.policy_id);
+    Result<CheckpointRecord> made = catalog_.checkpoints().Get(*op.checkpoint_id);
     if (!policy.has_value() || !made.has_value()) return;
-    Result<std::vector<CheckpointRecord>> of_label =
-        catalog_.ListCheckpoints({made->owner, made->label, std::nullopt});
-    if (!of_label.has_value()) return;
-    std::vector<std::string> doomed = PolicyCheckpointsToDelete(*policy, *of_label);
-    if (doomed.empty()) return;
-    Result<std::unique_ptr<storage::CheckpointStore>> store =
-        storage::OpenStore(config_.checkpoint_dir, config_.s3);
-    if (!store.has_value()) return Report("retention", store.error());
-    for (const std::string& id : doomed) {  // all of made's owner and label
-      Status s = (*store)->Delete(storage::CheckpointRef{made->owner, made->label, id});
-      if (s.ok()) s = catalog_.DeleteCheckpoint(id);
-      if (s.ok())
-        log::Info("policy: \"{}\" deleted checkpoint {} (keeping {} of label {})", policy->name, id,
-                  *policy->max_checkpoints, made->label);
-      Report("retention", s);
-    }
+    Report("retention",
+           ApplyPolicyRetention(config_.checkpoint_dir, config_.s3, catalog_, *policy, *made));
   }
 
   // Runs one watcher's pass; its time goes to the debug log, and a pass longer than its interval
@@ -265,7 +251,7 @@ int CreateTokenCommand(const Config& config, const std::string& user, bool admin
     std::fprintf(stderr, "cedana-slurm: error: user: %s\n", s.message().c_str());
     return 2;
   }
-  Result<std::pair<int64_t, std::string>> t = (*catalog)->CreateToken(user, admin);
+  Result<std::pair<int64_t, std::string>> t = (*catalog)->tokens().Create(user, admin);
   if (!t.has_value()) {
     std::fprintf(stderr, "cedana-slurm: error: %s\n", t.error().ToString().c_str());
     return 1;

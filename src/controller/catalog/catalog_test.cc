@@ -73,20 +73,20 @@ TEST(CatalogTest, BadDatabaseUrlsSayWhatIsValid) {
 
 TEST(CatalogTest, TokensAreStoredHashed) {
   auto c = MemoryCatalog();
-  auto t = c->CreateToken("alice", false);
+  auto t = c->tokens().Create("alice", false);
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->second.rfind("cdn_", 0), 0u);
   auto rows = c->db().Query("SELECT hash FROM tokens");
   ASSERT_TRUE(rows.has_value());
   EXPECT_EQ(rows->at(0).Text(0).find(t->second), std::string::npos);
-  auto found = c->FindToken(t->second);
+  auto found = c->tokens().Find(t->second);
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->user, "alice");
   EXPECT_FALSE(found->admin);
-  EXPECT_EQ(c->FindToken("cdn_nope").error().code(), Code::kNotFound);
-  EXPECT_TRUE(c->DeleteToken(t->first).ok());
-  EXPECT_EQ(c->FindToken(t->second).error().code(), Code::kNotFound);
-  EXPECT_EQ(c->DeleteToken(t->first).code(), Code::kNotFound);
+  EXPECT_EQ(c->tokens().Find("cdn_nope").error().code(), Code::kNotFound);
+  EXPECT_TRUE(c->tokens().Delete(t->first).ok());
+  EXPECT_EQ(c->tokens().Find(t->second).error().code(), Code::kNotFound);
+  EXPECT_EQ(c->tokens().Delete(t->first).code(), Code::kNotFound);
 }
 
 TEST(CatalogTest, PoliciesHaveUniqueNames) {
@@ -96,70 +96,71 @@ TEST(CatalogTest, PoliciesHaveUniqueNames) {
   p.interval_seconds = 3600;
   p.owner = "alice";
   p.selector.label = "train";
-  auto created = c->CreatePolicy(p);
+  auto created = c->policies().Create(p);
   ASSERT_TRUE(created.has_value()) << created.error().ToString();
   EXPECT_EQ(created->selector.label, "train");
-  EXPECT_EQ(c->CreatePolicy(p).error().code(), Code::kAlreadyExists);
+  EXPECT_EQ(c->policies().Create(p).error().code(), Code::kAlreadyExists);
   created->interval_seconds = 60;
-  ASSERT_TRUE(c->UpdatePolicy(*created).ok());
-  EXPECT_EQ(c->GetPolicy(created->id)->interval_seconds, 60);
-  EXPECT_EQ(c->ListPolicies(std::string("bob"))->size(), 0u);
-  ASSERT_TRUE(c->DeletePolicy(created->id).ok());
-  EXPECT_EQ(c->GetPolicy(created->id).error().code(), Code::kNotFound);
+  ASSERT_TRUE(c->policies().Update(*created).ok());
+  EXPECT_EQ(c->policies().Get(created->id)->interval_seconds, 60);
+  EXPECT_EQ(c->policies().List(std::string("bob"))->size(), 0u);
+  ASSERT_TRUE(c->policies().Delete(created->id).ok());
+  EXPECT_EQ(c->policies().Get(created->id).error().code(), Code::kNotFound);
 }
 
 TEST(CatalogTest, JobsJoinWhatNodeDaemonsManage) {
   auto c = MemoryCatalog();
-  ASSERT_TRUE(c->SyncJobs({{7, "victim", "alice", "high", "compute-01", "RUNNING", 1}}).ok());
-  ASSERT_TRUE(c->SyncJobs({{7, "victim", "alice", "high", "compute-01", "RUNNING", 1},
-                           {8, "other", "bob", "low", "compute-01", "PENDING", 0}})
+  ASSERT_TRUE(c->jobs().Sync({{7, "victim", "alice", "high", "compute-01", "RUNNING", 1}}).ok());
+  ASSERT_TRUE(c->jobs()
+                  .Sync({{7, "victim", "alice", "high", "compute-01", "RUNNING", 1},
+                         {8, "other", "bob", "low", "compute-01", "PENDING", 0}})
                   .ok());
-  ASSERT_TRUE(c->SyncManagedJobs("node-a", {{7, "my-label", "alice", "running"}}).ok());
-  auto jobs = c->ListJobs(std::nullopt);
+  ASSERT_TRUE(c->jobs().SyncManaged("node-a", {{7, "my-label", "alice", "running"}}).ok());
+  auto jobs = c->jobs().List(std::nullopt);
   ASSERT_TRUE(jobs.has_value());
   ASSERT_EQ(jobs->size(), 2u);
-  auto j7 = c->GetJob(7);
+  auto j7 = c->jobs().Get(7);
   ASSERT_TRUE(j7.has_value());
   EXPECT_TRUE(j7->enabled);
   EXPECT_EQ(j7->label, "my-label");
   EXPECT_EQ(j7->agent_node, "node-a");
-  EXPECT_FALSE(c->GetJob(8)->enabled);
-  EXPECT_EQ(c->ListJobs(std::string("bob"))->size(), 1u);
+  EXPECT_FALSE(c->jobs().Get(8)->enabled);
+  EXPECT_EQ(c->jobs().List(std::string("bob"))->size(), 1u);
   EXPECT_EQ(j7->notice, "");
-  ASSERT_TRUE(c->SyncJobs({}).ok());  // jobs slurmctld forgot are gone
-  EXPECT_EQ(c->GetJob(7).error().code(), Code::kNotFound);
+  ASSERT_TRUE(c->jobs().Sync({}).ok());  // jobs slurmctld forgot are gone
+  EXPECT_EQ(c->jobs().Get(7).error().code(), Code::kNotFound);
 }
 
 TEST(CatalogTest, AJobKeepsItsNewestNoticeAfterItsWorkloadIsGone) {
   auto c = MemoryCatalog();
-  ASSERT_TRUE(c->SyncJobs({{7, "victim", "alice", "high", "compute-01", "RUNNING", 1}}).ok());
+  ASSERT_TRUE(c->jobs().Sync({{7, "victim", "alice", "high", "compute-01", "RUNNING", 1}}).ok());
   ManagedJob refused{7, "l", "alice", "running", "checkpoint on preemption refused: TCP", 2000};
-  ASSERT_TRUE(c->SyncManagedJobs("node-a", {refused}).ok());
-  EXPECT_EQ(c->GetJob(7)->notice, "checkpoint on preemption refused: TCP");
-  EXPECT_EQ(c->GetJob(7)->notice_at_ms, 2000);
+  ASSERT_TRUE(c->jobs().SyncManaged("node-a", {refused}).ok());
+  EXPECT_EQ(c->jobs().Get(7)->notice, "checkpoint on preemption refused: TCP");
+  EXPECT_EQ(c->jobs().Get(7)->notice_at_ms, 2000);
   ManagedJob older = refused;  // a report that crossed a newer one
   older.notice = "started fresh";
   older.notice_at_ms = 1000;
-  ASSERT_TRUE(c->SyncManagedJobs("node-a", {older}).ok());
-  EXPECT_EQ(c->GetJob(7)->notice, "checkpoint on preemption refused: TCP");
-  ASSERT_TRUE(c->SyncManagedJobs("node-a", {}).ok());  // requeued: no workload now
-  EXPECT_FALSE(c->GetJob(7)->enabled);
-  EXPECT_EQ(c->ListJobs(std::nullopt)->at(0).notice, "checkpoint on preemption refused: TCP");
-  ASSERT_TRUE(c->SyncJobs({}).ok());
-  ASSERT_TRUE(c->SyncJobs({{7, "victim", "alice", "high", "compute-01", "RUNNING", 1}}).ok());
-  EXPECT_EQ(c->GetJob(7)->notice, "");  // gone with the job
+  ASSERT_TRUE(c->jobs().SyncManaged("node-a", {older}).ok());
+  EXPECT_EQ(c->jobs().Get(7)->notice, "checkpoint on preemption refused: TCP");
+  ASSERT_TRUE(c->jobs().SyncManaged("node-a", {}).ok());  // requeued: no workload now
+  EXPECT_FALSE(c->jobs().Get(7)->enabled);
+  EXPECT_EQ(c->jobs().List(std::nullopt)->at(0).notice, "checkpoint on preemption refused: TCP");
+  ASSERT_TRUE(c->jobs().Sync({}).ok());
+  ASSERT_TRUE(c->jobs().Sync({{7, "victim", "alice", "high", "compute-01", "RUNNING", 1}}).ok());
+  EXPECT_EQ(c->jobs().Get(7)->notice, "");  // gone with the job
 }
 
 TEST(CatalogTest, AJobsEventsAreKeptOnceAndGoWithTheJob) {
   auto c = MemoryCatalog();
-  ASSERT_TRUE(c->SyncJobs({{7, "victim", "alice", "high", "compute-01", "RUNNING", 1}}).ok());
+  ASSERT_TRUE(c->jobs().Sync({{7, "victim", "alice", "high", "compute-01", "RUNNING", 1}}).ok());
   JobEvent started{7, "started", 1, 5000, "", ""};
-  ASSERT_TRUE(c->RecordJobEvents({{7, "submitted", 0, 1000, "", ""}, started}).ok());
+  ASSERT_TRUE(c->job_events().Record({{7, "submitted", 0, 1000, "", ""}, started}).ok());
   started.at_ms = 9000;  // the next look says it again: the first stays
-  ASSERT_TRUE(c->RecordJobEvents({started}).ok());
+  ASSERT_TRUE(c->job_events().Record({started}).ok());
   // The node daemon says which checkpoint run 1 resumed from; slurmctld's start time stays.
-  ASSERT_TRUE(c->RecordRunStarts({{7, "started", 1, 6000, "resumed", "ck-1"}}).ok());
-  auto events = c->ListJobEvents(7);
+  ASSERT_TRUE(c->job_events().RecordRunStarts({{7, "started", 1, 6000, "resumed", "ck-1"}}).ok());
+  auto events = c->job_events().List(7);
   ASSERT_TRUE(events.has_value()) << events.error().ToString();
   ASSERT_EQ(events->size(), 2u);
   EXPECT_EQ(events->at(0).kind, "submitted");
@@ -167,10 +168,10 @@ TEST(CatalogTest, AJobsEventsAreKeptOnceAndGoWithTheJob) {
   EXPECT_EQ(events->at(1).detail, "resumed");
   EXPECT_EQ(events->at(1).checkpoint_id, "ck-1");
   // A start the node daemon reported first is recorded at its time.
-  ASSERT_TRUE(c->RecordRunStarts({{7, "started", 2, 20000, "fresh", ""}}).ok());
-  EXPECT_EQ(c->ListJobEvents(7)->back().at_ms, 20000);
-  ASSERT_TRUE(c->SyncJobs({}).ok());
-  EXPECT_TRUE(c->ListJobEvents(7)->empty());
+  ASSERT_TRUE(c->job_events().RecordRunStarts({{7, "started", 2, 20000, "fresh", ""}}).ok());
+  EXPECT_EQ(c->job_events().List(7)->back().at_ms, 20000);
+  ASSERT_TRUE(c->jobs().Sync({}).ok());
+  EXPECT_TRUE(c->job_events().List(7)->empty());
 }
 
 TEST(CatalogTest, OperationsAreClaimedOnce) {
@@ -181,21 +182,21 @@ TEST(CatalogTest, OperationsAreClaimedOnce) {
   op.node = "node-a";
   op.owner = "alice";
   op.reason = "policy";
-  auto created = c->CreateOperation(op);
+  auto created = c->operations().Create(op);
   ASSERT_TRUE(created.has_value()) << created.error().ToString();
   EXPECT_EQ(created->state, "queued");
   EXPECT_EQ(created->reason, "policy");
-  EXPECT_EQ(c->ClaimOperations("node-b")->size(), 0u);
-  auto claimed = c->ClaimOperations("node-a");
+  EXPECT_EQ(c->operations().Claim("node-b")->size(), 0u);
+  auto claimed = c->operations().Claim("node-a");
   ASSERT_EQ(claimed->size(), 1u);
   EXPECT_EQ(claimed->at(0).state, "running");
-  EXPECT_EQ(c->ClaimOperations("node-a")->size(), 0u);
+  EXPECT_EQ(c->operations().Claim("node-a")->size(), 0u);
   OperationRecord done = claimed->at(0);
   done.state = "done";
   done.checkpoint_id = "20261130-000000-aaaa";
   done.phases_ms = {{"queue", 0}, {"freeze", 412}, {"store", 1030}};
-  ASSERT_TRUE(c->UpdateOperation(done).ok());
-  auto last = c->LastDump(7, std::nullopt);
+  ASSERT_TRUE(c->operations().Update(done).ok());
+  auto last = c->operations().LastDump(7, std::nullopt);
   ASSERT_TRUE(last.has_value() && last->has_value());
   EXPECT_EQ((*last)->checkpoint_id.value_or(""), "20261130-000000-aaaa");
   EXPECT_TRUE((*last)->finished_ms.has_value());
@@ -214,20 +215,20 @@ TEST(CatalogTest, CheckpointIndexFollowsStorage) {
   CheckpointRecord b = a;
   b.id = "20261130-000002-bbbb";
   b.created_ms = 2000;
-  ASSERT_TRUE(c->SyncCheckpoints({a, b}).ok());
-  ASSERT_TRUE(c->SetCheckpointPolicy(a.id, 3).ok());
-  auto list = c->ListCheckpoints({});
+  ASSERT_TRUE(c->checkpoints().Sync({a, b}).ok());
+  ASSERT_TRUE(c->checkpoints().SetPolicy(a.id, 3).ok());
+  auto list = c->checkpoints().List({});
   ASSERT_EQ(list->size(), 2u);
   EXPECT_EQ(list->at(0).id, b.id);  // newest first
-  ASSERT_TRUE(c->SyncCheckpoints({a}).ok());
-  list = c->ListCheckpoints({std::string("alice"), std::string("l"), 7});
+  ASSERT_TRUE(c->checkpoints().Sync({a}).ok());
+  list = c->checkpoints().List({std::string("alice"), std::string("l"), 7});
   ASSERT_EQ(list->size(), 1u);
   EXPECT_EQ(list->at(0).policy_id.value_or(0), 3);  // kept across syncs
   EXPECT_EQ(list->at(0).reason, "preemption");
   EXPECT_EQ(list->at(0).restart_count, 2);
   EXPECT_EQ(list->at(0).frozen_ms, 1500);
   EXPECT_EQ(list->at(0).duration_ms, 2500);
-  EXPECT_EQ(c->GetCheckpoint(b.id).error().code(), Code::kNotFound);
+  EXPECT_EQ(c->checkpoints().Get(b.id).error().code(), Code::kNotFound);
 }
 
 // Keyset pages: every checkpoint once, in the whole list's order, also where several share a
@@ -252,18 +253,19 @@ TEST(CatalogTest, CheckpointPagesFollowOneAnotherWithoutGapsOrRepeats) {
                        "{}"};
     all.push_back(r);
   }
-  ASSERT_TRUE(c->SyncCheckpoints(all).ok());
+  ASSERT_TRUE(c->checkpoints().Sync(all).ok());
   std::vector<std::string> whole, paged;
-  auto listed = c->ListCheckpoints({});
+  auto listed = c->checkpoints().List({});
   ASSERT_TRUE(listed.has_value());
   for (const auto& r : *listed) whole.push_back(r.id);
   PageRequest page{3, ""};
-  Result<Paged<CheckpointRecord>> p = c->ListCheckpointsPage({}, page);
+  Result<Paged<CheckpointRecord>> p = c->checkpoints().ListPage({}, page);
   ASSERT_TRUE(p.has_value());
   // A newer checkpoint indexed between two pages belongs to the first page, not the next.
-  ASSERT_TRUE(c->UpdateCheckpoints({CheckpointRecord{"2027-00", "alice", "l", 7, "n", 5000, 10, 20,
-                                                     "zstd", 1, "good", "/x", std::nullopt, "{}"}},
-                                   {})
+  ASSERT_TRUE(c->checkpoints()
+                  .Update({CheckpointRecord{"2027-00", "alice", "l", 7, "n", 5000, 10, 20, "zstd",
+                                            1, "good", "/x", std::nullopt, "{}"}},
+                          {})
                   .ok());
   for (int pages = 1;; ++pages) {
     ASSERT_LE(p->items.size(), 3u);
@@ -271,12 +273,12 @@ TEST(CatalogTest, CheckpointPagesFollowOneAnotherWithoutGapsOrRepeats) {
     if (p->next.empty()) break;
     ASSERT_LT(pages, 5);
     page.after = p->next;
-    p = c->ListCheckpointsPage({}, page);
+    p = c->checkpoints().ListPage({}, page);
     ASSERT_TRUE(p.has_value()) << p.error().ToString();
   }
   EXPECT_EQ(paged, whole);
-  EXPECT_EQ(c->ListCheckpointsPage({}, {3, "1000"}).error().code(), Code::kInvalidArgument);
-  EXPECT_EQ(c->ListCheckpointsPage({}, {3, "x.2026-01"}).error().code(), Code::kInvalidArgument);
+  EXPECT_EQ(c->checkpoints().ListPage({}, {3, "1000"}).error().code(), Code::kInvalidArgument);
+  EXPECT_EQ(c->checkpoints().ListPage({}, {3, "x.2026-01"}).error().code(), Code::kInvalidArgument);
 }
 
 TEST(CatalogTest, JobPagesAndFiltersInTheQuery) {
@@ -289,25 +291,25 @@ TEST(CatalogTest, JobPagesAndFiltersInTheQuery) {
     j.state = id % 2 ? "RUNNING" : "PENDING";
     jobs.push_back(j);
   }
-  ASSERT_TRUE(c->SyncJobs(jobs).ok());
-  auto p = c->ListJobsPage({std::nullopt, std::string("RUNNING"), std::nullopt}, {2, ""});
+  ASSERT_TRUE(c->jobs().Sync(jobs).ok());
+  auto p = c->jobs().ListPage({std::nullopt, std::string("RUNNING"), std::nullopt}, {2, ""});
   ASSERT_TRUE(p.has_value());
   ASSERT_EQ(p->items.size(), 2u);
   EXPECT_EQ(p->items[0].job_id, 5);
   EXPECT_EQ(p->items[1].job_id, 3);
   EXPECT_EQ(p->next, "3");
-  p = c->ListJobsPage({std::nullopt, std::string("RUNNING"), std::nullopt}, {2, p->next});
+  p = c->jobs().ListPage({std::nullopt, std::string("RUNNING"), std::nullopt}, {2, p->next});
   ASSERT_EQ(p->items.size(), 1u);
   EXPECT_EQ(p->items[0].job_id, 1);
   EXPECT_EQ(p->next, "");
   EXPECT_TRUE(
-      c->ListJobsPage({std::nullopt, std::nullopt, true}, {})->items.empty());  // none managed
+      c->jobs().ListPage({std::nullopt, std::nullopt, true}, {})->items.empty());  // none managed
   // Only what changed: job 2 ends, job 6 arrives, 4 is left as it was.
   JobRecord six = jobs[0];
   six.job_id = 6;
-  ASSERT_TRUE(c->UpdateJobs({six}, {2}).ok());
+  ASSERT_TRUE(c->jobs().Update({six}, {2}).ok());
   std::vector<int64_t> ids;
-  auto listed = c->ListJobs(std::nullopt);
+  auto listed = c->jobs().List(std::nullopt);
   ASSERT_TRUE(listed.has_value());
   for (const auto& j : *listed) ids.push_back(j.job_id);
   EXPECT_EQ(ids, (std::vector<int64_t>{6, 5, 4, 3, 1}));

@@ -12,7 +12,7 @@ namespace cedana::controller {
 void ApiServer::RegisterAdminRoutes() {
   Route("GET", "/v1/nodes", Access::kAdmin,
         [this](const Principal&, const httplib::Request&) -> Result<Reply> {
-          CEDANA_ASSIGN_OR_RETURN(auto nodes, catalog_.ListNodes());
+          CEDANA_ASSIGN_OR_RETURN(auto nodes, catalog_.nodes().List());
           nlohmann::json out = nlohmann::json::array();
           int64_t now = NowMs();
           for (const auto& n : nodes) out.push_back(ToJson(n, now));
@@ -21,7 +21,7 @@ void ApiServer::RegisterAdminRoutes() {
 
   Route("GET", "/v1/tokens", Access::kAdmin,
         [this](const Principal&, const httplib::Request&) -> Result<Reply> {
-          CEDANA_ASSIGN_OR_RETURN(auto tokens, catalog_.ListTokens());
+          CEDANA_ASSIGN_OR_RETURN(auto tokens, catalog_.tokens().List());
           nlohmann::json out = nlohmann::json::array();
           for (const auto& t : tokens) out.push_back(ToJson(t));
           return Reply{200, out};
@@ -34,7 +34,7 @@ void ApiServer::RegisterAdminRoutes() {
           // User names reach paths of the checkpoint store: same rules as labels.
           CEDANA_RETURN_IF_ERROR(ValidateLabel(user)) << "user";
           bool admin = body.value("admin", false);
-          CEDANA_ASSIGN_OR_RETURN(auto created, catalog_.CreateToken(user, admin));
+          CEDANA_ASSIGN_OR_RETURN(auto created, catalog_.tokens().Create(user, admin));
           log::Info("api: {} created token {} for {}{}", p.user, created.first, user,
                     admin ? " (admin)" : "");
           return Reply{
@@ -45,7 +45,7 @@ void ApiServer::RegisterAdminRoutes() {
   Route("DELETE", R"(/v1/tokens/(\d+))", Access::kAdmin,
         [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "token id"));
-          CEDANA_RETURN_IF_ERROR(catalog_.DeleteToken(id));
+          CEDANA_RETURN_IF_ERROR(catalog_.tokens().Delete(id));
           log::Info("api: {} deleted token {}", p.user, id);
           return Reply{204, nullptr};
         });

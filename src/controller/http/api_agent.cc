@@ -24,7 +24,7 @@ void ApiServer::RegisterAgentRoutes() {
         [this](const Principal&, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(nlohmann::json body, ParseBody(req.body));
           CEDANA_ASSIGN_OR_RETURN(std::string node, NodeOf(body));
-          CEDANA_RETURN_IF_ERROR(catalog_.TouchNode(node, body.value("version", "")));
+          CEDANA_RETURN_IF_ERROR(catalog_.nodes().Touch(node, body.value("version", "")));
           return Reply{200, {{"node", node}, {"registered", true}}};
         });
 
@@ -52,9 +52,9 @@ void ApiServer::RegisterAgentRoutes() {
                                           w.value("restored_from", "")));
             jobs.push_back(std::move(m));
           }
-          CEDANA_RETURN_IF_ERROR(catalog_.TouchNode(node, body.value("version", "")));
-          CEDANA_RETURN_IF_ERROR(catalog_.SyncManagedJobs(node, jobs));
-          CEDANA_RETURN_IF_ERROR(catalog_.RecordRunStarts(starts));
+          CEDANA_RETURN_IF_ERROR(catalog_.nodes().Touch(node, body.value("version", "")));
+          CEDANA_RETURN_IF_ERROR(catalog_.jobs().SyncManaged(node, jobs));
+          CEDANA_RETURN_IF_ERROR(catalog_.job_events().RecordRunStarts(starts));
           return Reply{200, {{"jobs", jobs.size()}}};
         });
 
@@ -62,7 +62,7 @@ void ApiServer::RegisterAgentRoutes() {
         [this](const Principal&, const httplib::Request& req) -> Result<Reply> {
           auto node = Query(req, "node");
           if (!node) return InvalidArgumentError("?node= is missing");
-          CEDANA_ASSIGN_OR_RETURN(auto ops, catalog_.ClaimOperations(*node));
+          CEDANA_ASSIGN_OR_RETURN(auto ops, catalog_.operations().Claim(*node));
           nlohmann::json out = nlohmann::json::array();
           for (const auto& o : ops) out.push_back(ToJson(o));
           return Reply{200, out};
@@ -72,7 +72,7 @@ void ApiServer::RegisterAgentRoutes() {
         [this](const Principal&, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "operation id"));
           CEDANA_ASSIGN_OR_RETURN(nlohmann::json body, ParseBody(req.body));
-          CEDANA_ASSIGN_OR_RETURN(OperationRecord op, catalog_.GetOperation(id));
+          CEDANA_ASSIGN_OR_RETURN(OperationRecord op, catalog_.operations().Get(id));
           std::string state = body.value("state", op.state);
           if (state != "running" && state != "done" && state != "failed")
             return InvalidArgumentError("state \"" + state + "\" (valid: running, done, failed)");
@@ -87,7 +87,7 @@ void ApiServer::RegisterAgentRoutes() {
           if (body.contains("phases")) {
             CEDANA_ASSIGN_OR_RETURN(op.phases_ms, PhasesIn(body["phases"]));
           }
-          CEDANA_RETURN_IF_ERROR(catalog_.UpdateOperation(op));
+          CEDANA_RETURN_IF_ERROR(catalog_.operations().Update(op));
           if (state == "done" || state == "failed") {
             log::Info("api: operation {} ({} of job {}) on {}: {}{}", op.id, op.kind,
                       op.job_id.value_or(0), op.node, state, op.error ? ": " + *op.error : "");

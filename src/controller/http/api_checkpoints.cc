@@ -1,20 +1,14 @@
-// /v1/checkpoints: the index of the checkpoint storage; deletion goes to the storage first.
+// /v1/checkpoints: the index of the checkpoint storage; deletion goes to the storage first
+// (controller/policy/checkpoint_deletion.h).
 #include <httplib.h>
 
 #include "common/log.h"
 #include "controller/http/api_json.h"
 #include "controller/http/api_server.h"
 #include "controller/http/request_params.h"
-#include "storage/checkpoint_store.h"
+#include "controller/policy/checkpoint_deletion.h"
 
 namespace cedana::controller {
-
-Status ApiServer::DeleteFromStorage(const CheckpointRecord& c) {
-  CEDANA_ASSIGN_OR_RETURN(auto store, storage::OpenStore(config_.checkpoint_dir, config_.s3));
-  CEDANA_RETURN_IF_ERROR(store->Delete(storage::CheckpointRef{c.owner, c.label, c.id}))
-      << "deleting checkpoint " << c.id << " from " << store->Describe();
-  return catalog_.DeleteCheckpoint(c.id);
-}
 
 void ApiServer::RegisterCheckpointRoutes() {
   Route("GET", "/v1/checkpoints", Access::kToken,
@@ -29,7 +23,7 @@ void ApiServer::RegisterCheckpointRoutes() {
           }
           CEDANA_ASSIGN_OR_RETURN(PageRequest page, PageOf(req));
           CEDANA_ASSIGN_OR_RETURN(Paged<CheckpointRecord> list,
-                                  catalog_.ListCheckpointsPage(f, page));
+                                  catalog_.checkpoints().ListPage(f, page));
           nlohmann::json out = nlohmann::json::array();
           for (const auto& c : list.items) out.push_back(ToJson(c, false));
           return Reply{200, out, list.next};
@@ -37,7 +31,7 @@ void ApiServer::RegisterCheckpointRoutes() {
 
   // Another user's checkpoint answers 404 like a missing one: ids do not leak.
   auto visible = [this](const Principal& p, const std::string& id) -> Result<CheckpointRecord> {
-    CEDANA_ASSIGN_OR_RETURN(CheckpointRecord c, catalog_.GetCheckpoint(id));
+    CEDANA_ASSIGN_OR_RETURN(CheckpointRecord c, catalog_.checkpoints().Get(id));
     if (!p.Sees(c.owner)) return NotFoundError("checkpoint " + id + " not found");
     return c;
   };
@@ -51,7 +45,8 @@ void ApiServer::RegisterCheckpointRoutes() {
   Route("DELETE", R"(/v1/checkpoints/([\w.-]+))", Access::kToken,
         [this, visible](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(CheckpointRecord c, visible(p, req.matches[1].str()));
-          CEDANA_RETURN_IF_ERROR(DeleteFromStorage(c));
+          CEDANA_RETURN_IF_ERROR(
+              DeleteCheckpoint(config_.checkpoint_dir, config_.s3, catalog_.checkpoints(), c));
           log::Info("api: {} deleted checkpoint {} ({}/{})", p.user, c.id, c.owner, c.label);
           return Reply{204, nullptr};
         });
@@ -71,7 +66,7 @@ void ApiServer::RegisterCheckpointRoutes() {
           if (op.node.empty()) op.node = c.node;  // default: where it was taken
           if (op.node.empty())
             return InvalidArgumentError("give the node to restore on: {\"node\": \"...\"}");
-          CEDANA_ASSIGN_OR_RETURN(OperationRecord created, catalog_.CreateOperation(op));
+          CEDANA_ASSIGN_OR_RETURN(OperationRecord created, catalog_.operations().Create(op));
           return Reply{202, ToJson(created)};
         });
 }

@@ -21,7 +21,7 @@ void ApiServer::RegisterJobRoutes() {
             f.enabled = *e == "true";
           }
           CEDANA_ASSIGN_OR_RETURN(PageRequest page, PageOf(req));
-          CEDANA_ASSIGN_OR_RETURN(Paged<JobRecord> jobs, catalog_.ListJobsPage(f, page));
+          CEDANA_ASSIGN_OR_RETURN(Paged<JobRecord> jobs, catalog_.jobs().ListPage(f, page));
           nlohmann::json out = nlohmann::json::array();
           for (const auto& j : jobs.items) out.push_back(ToJson(j));
           return Reply{200, out, jobs.next};
@@ -30,7 +30,7 @@ void ApiServer::RegisterJobRoutes() {
   Route("GET", R"(/v1/jobs/(\d+))", Access::kToken,
         [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "job id"));
-          CEDANA_ASSIGN_OR_RETURN(JobRecord j, catalog_.GetJob(id));
+          CEDANA_ASSIGN_OR_RETURN(JobRecord j, catalog_.jobs().Get(id));
           if (!p.Sees(j.user)) return NotFoundError(fmt::format("job {} not found", id));
           return Reply{200, ToJson(j)};
         });
@@ -39,11 +39,11 @@ void ApiServer::RegisterJobRoutes() {
   Route("GET", R"(/v1/jobs/(\d+)/timeline)", Access::kToken,
         [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "job id"));
-          CEDANA_ASSIGN_OR_RETURN(JobRecord j, catalog_.GetJob(id));
+          CEDANA_ASSIGN_OR_RETURN(JobRecord j, catalog_.jobs().Get(id));
           if (!p.Sees(j.user)) return NotFoundError(fmt::format("job {} not found", id));
-          CEDANA_ASSIGN_OR_RETURN(std::vector<JobEvent> events, catalog_.ListJobEvents(id));
+          CEDANA_ASSIGN_OR_RETURN(std::vector<JobEvent> events, catalog_.job_events().List(id));
           CEDANA_ASSIGN_OR_RETURN(std::vector<CheckpointRecord> checkpoints,
-                                  catalog_.ListCheckpoints({j.user, std::nullopt, id}));
+                                  catalog_.checkpoints().List({j.user, std::nullopt, id}));
           nlohmann::json out = nlohmann::json::array();
           for (const JobEvent& e : JobTimeline(std::move(events), checkpoints))
             out.push_back(ToJson(e));
@@ -53,7 +53,7 @@ void ApiServer::RegisterJobRoutes() {
   Route("POST", R"(/v1/jobs/(\d+)/checkpoint)", Access::kToken,
         [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "job id"));
-          CEDANA_ASSIGN_OR_RETURN(JobRecord j, catalog_.GetJob(id));
+          CEDANA_ASSIGN_OR_RETURN(JobRecord j, catalog_.jobs().Get(id));
           if (!p.Sees(j.user)) return NotFoundError(fmt::format("job {} not found", id));
           if (!j.enabled || j.agent_node.empty())
             return FailedPreconditionError(fmt::format(
@@ -63,14 +63,14 @@ void ApiServer::RegisterJobRoutes() {
           op.job_id = id;
           op.node = j.agent_node;
           op.owner = j.user;
-          CEDANA_ASSIGN_OR_RETURN(OperationRecord created, catalog_.CreateOperation(op));
+          CEDANA_ASSIGN_OR_RETURN(OperationRecord created, catalog_.operations().Create(op));
           return Reply{202, ToJson(created)};
         });
 
   Route("GET", "/v1/operations", Access::kToken,
         [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(
-              auto ops, catalog_.ListOperations(p.OwnerFilter(), Query(req, "state"), 100));
+              auto ops, catalog_.operations().List(p.OwnerFilter(), Query(req, "state"), 100));
           nlohmann::json out = nlohmann::json::array();
           for (const auto& o : ops) out.push_back(ToJson(o));
           return Reply{200, out};
@@ -79,7 +79,7 @@ void ApiServer::RegisterJobRoutes() {
   Route("GET", R"(/v1/operations/(\d+))", Access::kToken,
         [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "operation id"));
-          CEDANA_ASSIGN_OR_RETURN(OperationRecord o, catalog_.GetOperation(id));
+          CEDANA_ASSIGN_OR_RETURN(OperationRecord o, catalog_.operations().Get(id));
           if (!p.Sees(o.owner)) return NotFoundError(fmt::format("operation {} not found", id));
           return Reply{200, ToJson(o)};
         });

@@ -13,8 +13,8 @@ namespace cedana::controller {
 void ApiServer::RegisterMaintenanceRoutes() {
   Route("GET", "/v1/maintenance", Access::kToken,
         [this](const Principal& p, const httplib::Request&) -> Result<Reply> {
-          CEDANA_ASSIGN_OR_RETURN(auto windows, catalog_.ListWindows());
-          CEDANA_ASSIGN_OR_RETURN(auto moves, catalog_.ListMoves(p.OwnerFilter()));
+          CEDANA_ASSIGN_OR_RETURN(auto windows, catalog_.maintenance().ListWindows());
+          CEDANA_ASSIGN_OR_RETURN(auto moves, catalog_.maintenance().ListMoves(p.OwnerFilter()));
           std::map<std::string, nlohmann::json> moved;
           for (const auto& m : moves) moved[m.window].push_back(ToJson(m));
           nlohmann::json out = nlohmann::json::array();

@@ -11,14 +11,14 @@ namespace cedana::controller {
 
 void ApiServer::RegisterPolicyRoutes() {
   auto visible = [this](const Principal& p, int64_t id) -> Result<PolicyRecord> {
-    CEDANA_ASSIGN_OR_RETURN(PolicyRecord pol, catalog_.GetPolicy(id));
+    CEDANA_ASSIGN_OR_RETURN(PolicyRecord pol, catalog_.policies().Get(id));
     if (!p.Sees(pol.owner)) return NotFoundError(fmt::format("policy {} not found", id));
     return pol;
   };
 
   Route("GET", "/v1/policies", Access::kToken,
         [this](const Principal& p, const httplib::Request&) -> Result<Reply> {
-          CEDANA_ASSIGN_OR_RETURN(auto list, catalog_.ListPolicies(p.OwnerFilter()));
+          CEDANA_ASSIGN_OR_RETURN(auto list, catalog_.policies().List(p.OwnerFilter()));
           nlohmann::json out = nlohmann::json::array();
           for (const auto& pol : list) out.push_back(ToJson(pol));
           return Reply{200, out};
@@ -30,7 +30,7 @@ void ApiServer::RegisterPolicyRoutes() {
           CEDANA_ASSIGN_OR_RETURN(PolicyRecord pol, PolicyFromJson(body));
           pol.owner = p.user;
           pol.owner_is_admin = p.admin;
-          CEDANA_ASSIGN_OR_RETURN(PolicyRecord created, catalog_.CreatePolicy(pol));
+          CEDANA_ASSIGN_OR_RETURN(PolicyRecord created, catalog_.policies().Create(pol));
           log::Info("api: {} created policy {} \"{}\" (every {} s)", p.user, created.id,
                     created.name, created.interval_seconds);
           return Reply{201, ToJson(created)};
@@ -51,8 +51,8 @@ void ApiServer::RegisterPolicyRoutes() {
           CEDANA_ASSIGN_OR_RETURN(PolicyRecord pol, PolicyFromJson(body));
           pol.id = id;
           pol.owner = old.owner;
-          CEDANA_RETURN_IF_ERROR(catalog_.UpdatePolicy(pol));
-          CEDANA_ASSIGN_OR_RETURN(PolicyRecord updated, catalog_.GetPolicy(id));
+          CEDANA_RETURN_IF_ERROR(catalog_.policies().Update(pol));
+          CEDANA_ASSIGN_OR_RETURN(PolicyRecord updated, catalog_.policies().Get(id));
           return Reply{200, ToJson(updated)};
         });
 
@@ -60,7 +60,7 @@ void ApiServer::RegisterPolicyRoutes() {
         [this, visible](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "policy id"));
           CEDANA_ASSIGN_OR_RETURN(PolicyRecord pol, visible(p, id));
-          CEDANA_RETURN_IF_ERROR(catalog_.DeletePolicy(id));
+          CEDANA_RETURN_IF_ERROR(catalog_.policies().Delete(id));
           log::Info("api: {} deleted policy {} \"{}\"", p.user, id, pol.name);
           return Reply{204, nullptr};
         });

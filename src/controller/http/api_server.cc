@@ -84,7 +84,7 @@ Result<std::optional<Principal>> ApiServer::Authenticate(const httplib::Request&
   std::string token = header.substr(kBearer.size());
   if (!admin_token_.empty() && SameSecret(token, admin_token_))
     return std::optional<Principal>(Principal{"root", true});
-  Result<TokenRecord> t = catalog_.FindToken(token);
+  Result<TokenRecord> t = catalog_.tokens().Find(token);
   if (!t.has_value()) {
     if (t.error().code() != Code::kNotFound) return t.error();
     *why = "unknown token";

@@ -82,7 +82,6 @@ class ApiServer {
   void RegisterAdminRoutes();
   void RegisterAgentRoutes();
   void RegisterInstallerRoutes();
-  Status DeleteFromStorage(const CheckpointRecord& c);
 
   const Config& config_;
   Catalog& catalog_;

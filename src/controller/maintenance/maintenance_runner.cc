@@ -36,7 +36,7 @@ MoveRecord Move(Catalog& catalog, const PlannedMove& m, bool requeue_enabled) {
   op.node = m.job.agent_node;
   op.owner = m.job.user;
   op.reason = "maintenance";
-  Result<OperationRecord> created = catalog.CreateOperation(op);
+  Result<OperationRecord> created = catalog.operations().Create(op);
   rec.action = created.has_value() ? "checkpointed" : "failed";
   rec.detail =
       created.has_value()
@@ -53,7 +53,7 @@ Status RunMaintenanceStep(const ControllerConfig& config, Catalog& catalog) {
   CEDANA_ASSIGN_OR_RETURN(in.reservations, LoadSlurmReservations());
   bool any_maint = false;
   for (const auto& r : in.reservations) any_maint = any_maint || r.maint;
-  CEDANA_ASSIGN_OR_RETURN(in.known, catalog.ListWindows());
+  CEDANA_ASSIGN_OR_RETURN(in.known, catalog.maintenance().ListWindows());
   std::map<std::string, const WindowRecord*> before;
   bool any_open = false;
   for (const WindowRecord& k : in.known) {
@@ -65,8 +65,8 @@ Status RunMaintenanceStep(const ControllerConfig& config, Catalog& catalog) {
   if (!any_maint && !any_open) return OkStatus();
   if (any_maint) {
     CEDANA_ASSIGN_OR_RETURN(in.requeue_enabled, SlurmJobRequeueEnabled());
-    CEDANA_ASSIGN_OR_RETURN(in.jobs, catalog.ListJobs(std::nullopt));
-    CEDANA_ASSIGN_OR_RETURN(in.moves, catalog.ListMoves(std::nullopt));
+    CEDANA_ASSIGN_OR_RETURN(in.jobs, catalog.jobs().List(std::nullopt));
+    CEDANA_ASSIGN_OR_RETURN(in.moves, catalog.maintenance().ListMoves(std::nullopt));
   }
   in.now = NowSeconds();
   in.lead_seconds = config.maintenance_lead_seconds;
@@ -75,7 +75,7 @@ Status RunMaintenanceStep(const ControllerConfig& config, Catalog& catalog) {
   for (const WindowRecord& w : plan.windows) {
     auto it = before.find(w.name);
     const WindowRecord* was = it == before.end() ? nullptr : it->second;
-    CEDANA_RETURN_IF_ERROR(catalog.UpsertWindow(w));
+    CEDANA_RETURN_IF_ERROR(catalog.maintenance().UpsertWindow(w));
     if (!was || was->status != w.status)
       log::Info("maintenance: window {} on {} is {}", w.name, w.nodes, w.status);
     if (!w.warnings.empty() && (!was || was->warnings != w.warnings))
@@ -89,7 +89,7 @@ Status RunMaintenanceStep(const ControllerConfig& config, Catalog& catalog) {
     else
       log::Info("maintenance: window {}: job {} of {} {}", m.window, m.job.job_id, m.job.user,
                 rec.detail);
-    CEDANA_RETURN_IF_ERROR(catalog.AddMove(rec));
+    CEDANA_RETURN_IF_ERROR(catalog.maintenance().AddMove(rec));
   }
   return OkStatus();
 }

@@ -52,27 +52,27 @@ CheckpointRecord Checkpoint(std::string id, std::string reason, int64_t size, in
 
 TEST(ControllerMetrics, FromTheCatalog) {
   auto catalog = MemoryCatalog();
-  ASSERT_TRUE(catalog->UpsertCheckpoint(Checkpoint("c1", "preemption", 1000, 200)).ok());
-  ASSERT_TRUE(catalog->UpsertCheckpoint(Checkpoint("c2", "preemption", 500, 3000)).ok());
-  ASSERT_TRUE(catalog->UpsertCheckpoint(Checkpoint("c3", "", 7, 10)).ok());
+  ASSERT_TRUE(catalog->checkpoints().Upsert(Checkpoint("c1", "preemption", 1000, 200)).ok());
+  ASSERT_TRUE(catalog->checkpoints().Upsert(Checkpoint("c2", "preemption", 500, 3000)).ok());
+  ASSERT_TRUE(catalog->checkpoints().Upsert(Checkpoint("c3", "", 7, 10)).ok());
   OperationRecord op;
   op.kind = "dump";
   op.node = "n1";
   op.owner = "alice";
   op.reason = "policy";
   for (const char* state : {"done", "failed", "queued"}) {
-    auto created = catalog->CreateOperation(op);  // queued
+    auto created = catalog->operations().Create(op);  // queued
     ASSERT_TRUE(created.has_value());
     created->state = state;
-    ASSERT_TRUE(catalog->UpdateOperation(*created).ok());
+    ASSERT_TRUE(catalog->operations().Update(*created).ok());
   }
-  ASSERT_TRUE(catalog->TouchNode("n1", "0.1.0").ok());
+  ASSERT_TRUE(catalog->nodes().Touch("n1", "0.1.0").ok());
   ManagedJob job;
   job.job_id = 7;
   job.label = "sim";
   job.user = "alice";
   job.status = "running";
-  ASSERT_TRUE(catalog->SyncManagedJobs("n1", {job}).ok());
+  ASSERT_TRUE(catalog->jobs().SyncManaged("n1", {job}).ok());
 
   auto figures = catalog->Figures(0);
   ASSERT_TRUE(figures.has_value()) << figures.error().ToString();

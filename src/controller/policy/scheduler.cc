@@ -21,10 +21,10 @@ bool Matches(const PolicyRecord& policy, bool owner_is_admin, const JobRecord& j
 }
 
 Result<int> SchedulePolicies(Catalog& catalog, int64_t now_ms) {
-  CEDANA_ASSIGN_OR_RETURN(auto policies, catalog.ListPolicies(std::nullopt));
+  CEDANA_ASSIGN_OR_RETURN(auto policies, catalog.policies().List(std::nullopt));
   if (policies.empty()) return 0;
-  CEDANA_ASSIGN_OR_RETURN(auto jobs, catalog.ListJobs(std::nullopt));
-  CEDANA_ASSIGN_OR_RETURN(auto active, catalog.ListOperations(std::nullopt, std::nullopt, 500));
+  CEDANA_ASSIGN_OR_RETURN(auto jobs, catalog.jobs().List(std::nullopt));
+  CEDANA_ASSIGN_OR_RETURN(auto active, catalog.operations().List(std::nullopt, std::nullopt, 500));
   std::set<int64_t> busy;  // jobs with a queued or running operation
   for (const auto& o : active)
     if ((o.state == "queued" || o.state == "running") && o.job_id) busy.insert(*o.job_id);
@@ -35,7 +35,7 @@ Result<int> SchedulePolicies(Catalog& catalog, int64_t now_ms) {
       if (j.state != "RUNNING" || !j.enabled || j.agent_node.empty() || busy.count(j.job_id))
         continue;
       if (!Matches(p, p.owner_is_admin, j)) continue;
-      CEDANA_ASSIGN_OR_RETURN(auto last, catalog.LastDump(j.job_id, p.id));
+      CEDANA_ASSIGN_OR_RETURN(auto last, catalog.operations().LastDump(j.job_id, p.id));
       int64_t since = last ? last->created_ms : std::max(p.created_ms, j.start_time * 1000);
       if (now_ms - since < p.interval_seconds * 1000) continue;
       OperationRecord op;
@@ -45,8 +45,8 @@ Result<int> SchedulePolicies(Catalog& catalog, int64_t now_ms) {
       op.policy_id = p.id;
       op.reason = "policy";
       op.owner = j.user;
-      CEDANA_ASSIGN_OR_RETURN(OperationRecord created, catalog.CreateOperation(op));
-      CEDANA_RETURN_IF_ERROR(catalog.SetPolicyLastRun(p.id, now_ms));
+      CEDANA_ASSIGN_OR_RETURN(OperationRecord created, catalog.operations().Create(op));
+      CEDANA_RETURN_IF_ERROR(catalog.policies().SetLastRun(p.id, now_ms));
       busy.insert(j.job_id);
       ++queued;
       log::Info("policy: \"{}\" queued dump {} of job {} on {}", p.name, created.id, j.job_id,

@@ -47,20 +47,20 @@ TEST(SchedulerTest, QueuesWhenDueAndNotTwice) {
   ASSERT_TRUE(db.has_value());
   ASSERT_TRUE(Migrate(**db).ok());
   Catalog c(std::move(db).value());
-  ASSERT_TRUE(c.SyncJobs({Job(7, "alice", "l")}).ok());
-  ASSERT_TRUE(c.SyncManagedJobs("node-a", {{7, "l", "alice", "running"}}).ok());
+  ASSERT_TRUE(c.jobs().Sync({Job(7, "alice", "l")}).ok());
+  ASSERT_TRUE(c.jobs().SyncManaged("node-a", {{7, "l", "alice", "running"}}).ok());
   PolicyRecord p;
   p.name = "p";
   p.interval_seconds = 60;
   p.owner = "root";
   p.owner_is_admin = true;
-  auto created = c.CreatePolicy(p);
+  auto created = c.policies().Create(p);
   ASSERT_TRUE(created.has_value());
   int64_t t0 = created->created_ms;
   EXPECT_EQ(SchedulePolicies(c, t0 + 1000).value(), 0);    // not due yet
   EXPECT_EQ(SchedulePolicies(c, t0 + 61000).value(), 1);   // due
   EXPECT_EQ(SchedulePolicies(c, t0 + 122000).value(), 0);  // one in flight already
-  auto ops = c.ListOperations(std::nullopt, std::string("queued"), 10);
+  auto ops = c.operations().List(std::nullopt, std::string("queued"), 10);
   ASSERT_EQ(ops->size(), 1u);
   EXPECT_EQ(ops->at(0).node, "node-a");
   EXPECT_EQ(ops->at(0).owner, "alice");

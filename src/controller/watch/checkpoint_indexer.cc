@@ -125,8 +125,8 @@ Status CheckpointIndexer::Refresh() {
     if (now.count(path) == 0) removed.push_back(c.id);
   const auto at = std::chrono::steady_clock::now();
   const bool full = !synced_once_ || at - last_full_ >= kFullEvery;
-  CEDANA_RETURN_IF_ERROR(full ? catalog_.SyncCheckpoints(found)
-                              : catalog_.UpdateCheckpoints(changed, removed));
+  CEDANA_RETURN_IF_ERROR(full ? catalog_.checkpoints().Sync(found)
+                              : catalog_.checkpoints().Update(changed, removed));
   if (full) last_full_ = at;
   synced_once_ = true;
   known_ = std::move(now);

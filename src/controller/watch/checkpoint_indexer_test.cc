@@ -41,7 +41,7 @@ class CheckpointIndexerTest : public ::testing::Test {
   }
 
   std::vector<std::string> Indexed() {
-    auto list = catalog_->ListCheckpoints({});
+    auto list = catalog_->checkpoints().List({});
     EXPECT_TRUE(list.has_value());
     std::vector<std::string> ids;
     for (const auto& c : *list) ids.push_back(c.owner + "/" + c.label + "/" + c.id + ":" + c.state);
@@ -88,7 +88,7 @@ TEST_F(CheckpointIndexerTest, AfterTheFirstRefreshWritesOnlyWhatChanged) {
   CheckpointIndexer indexer(config_, *catalog_, kKey);
   ASSERT_TRUE(indexer.Refresh().ok());
   EXPECT_EQ(Indexed(), (std::vector<std::string>{"alice/train/c-1:good", "alice/train/c-2:good"}));
-  ASSERT_TRUE(catalog_->DeleteCheckpoint("c-1").ok());  // not the indexer's doing
+  ASSERT_TRUE(catalog_->checkpoints().Delete("c-1").ok());  // not the indexer's doing
   Commit({"alice", "train", "c-3"}, {"alice", "train", "c-3"}, kKey);
   ASSERT_TRUE(store_.Delete({"alice", "train", "c-2"}).ok());
   ASSERT_TRUE(indexer.Refresh().ok());

@@ -1,5 +1,4 @@
-// The catalog's job events (migration 6), the stored part of a job's timeline.
-#include "controller/catalog/catalog.h"
+#include "controller/catalog/job_event_log.h"
 
 namespace cedana::controller {
 namespace {
@@ -19,22 +18,22 @@ Status Insert(Database& db, const std::vector<JobEvent>& events, const std::stri
 
 }  // namespace
 
-Status Catalog::RecordJobEvents(const std::vector<JobEvent>& events) {
-  return Insert(*db_, events, "DO NOTHING");
+Status JobEventLog::Record(const std::vector<JobEvent>& events) {
+  return Insert(db_, events, "DO NOTHING");
 }
 
-Status Catalog::RecordRunStarts(const std::vector<JobEvent>& starts) {
+Status JobEventLog::RecordRunStarts(const std::vector<JobEvent>& starts) {
   // slurmctld's start time stays when it came first: it is the run's start, the node daemon's
   // is when the workload began (after a restore).
-  return Insert(*db_, starts,
+  return Insert(db_, starts,
                 "DO UPDATE SET detail = excluded.detail, checkpoint_id = excluded.checkpoint_id");
 }
 
-Result<std::vector<JobEvent>> Catalog::ListJobEvents(int64_t job_id) {
-  CEDANA_ASSIGN_OR_RETURN(auto rows, db_->Query("SELECT job_id, kind, run_index, at_ms, detail, "
-                                                "checkpoint_id FROM job_events WHERE job_id = ? "
-                                                "ORDER BY at_ms, run_index",
-                                                {job_id}));
+Result<std::vector<JobEvent>> JobEventLog::List(int64_t job_id) {
+  CEDANA_ASSIGN_OR_RETURN(auto rows, db_.Query("SELECT job_id, kind, run_index, at_ms, detail, "
+                                               "checkpoint_id FROM job_events WHERE job_id = ? "
+                                               "ORDER BY at_ms, run_index",
+                                               {job_id}));
   std::vector<JobEvent> out;
   for (const auto& r : rows) {
     JobEvent e;

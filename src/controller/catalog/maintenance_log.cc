@@ -1,10 +1,10 @@
 // The catalog's maintenance windows and the moves they made (migration 3).
-#include "controller/catalog/catalog.h"
+#include "controller/catalog/maintenance_log.h"
 
 namespace cedana::controller {
 
-Status Catalog::UpsertWindow(const WindowRecord& w) {
-  return db_->Exec(
+Status MaintenanceLog::UpsertWindow(const WindowRecord& w) {
+  return db_.Exec(
       "INSERT INTO maintenance_windows (name, nodes, start_time, end_time, max_start_delay, "
       "status, "
       "warnings, updated_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET "
@@ -15,25 +15,25 @@ Status Catalog::UpsertWindow(const WindowRecord& w) {
        NowMs()});
 }
 
-Result<std::vector<WindowRecord>> Catalog::ListWindows() {
+Result<std::vector<WindowRecord>> MaintenanceLog::ListWindows() {
   CEDANA_ASSIGN_OR_RETURN(
       auto rows,
-      db_->Query("SELECT name, nodes, start_time, end_time, max_start_delay, status, warnings "
-                 "FROM maintenance_windows ORDER BY start_time DESC, name"));
+      db_.Query("SELECT name, nodes, start_time, end_time, max_start_delay, status, warnings "
+                "FROM maintenance_windows ORDER BY start_time DESC, name"));
   std::vector<WindowRecord> out;
   for (const auto& r : rows)
     out.push_back({r.Text(0), r.Text(1), r.Int(2), r.Int(3), r.Int(4), r.Text(5), r.Text(6)});
   return out;
 }
 
-Status Catalog::AddMove(const MoveRecord& m) {
-  return db_->Exec(
+Status MaintenanceLog::AddMove(const MoveRecord& m) {
+  return db_.Exec(
       "INSERT INTO maintenance_moves (window_name, job_id, user_name, action, detail, at_ms) "
       "VALUES (?, ?, ?, ?, ?, ?)",
       {m.window, m.job_id, m.user, m.action, m.detail, m.at_ms != 0 ? m.at_ms : NowMs()});
 }
 
-Result<std::vector<MoveRecord>> Catalog::ListMoves(const std::optional<std::string>& user) {
+Result<std::vector<MoveRecord>> MaintenanceLog::ListMoves(const std::optional<std::string>& user) {
   std::string sql =
       "SELECT id, window_name, job_id, user_name, action, detail, at_ms FROM maintenance_moves";
   std::vector<SqlValue> params;
@@ -42,7 +42,7 @@ Result<std::vector<MoveRecord>> Catalog::ListMoves(const std::optional<std::stri
     params.push_back(*user);
   }
   sql += " ORDER BY at_ms, id";
-  CEDANA_ASSIGN_OR_RETURN(auto rows, db_->Query(sql, params));
+  CEDANA_ASSIGN_OR_RETURN(auto rows, db_.Query(sql, params));
   std::vector<MoveRecord> out;
   for (const auto& r : rows)
     out.push_back({r.Int(0), r.Text(1), r.Int(2), r.Text(3), r.Text(4), r.Text(5), r.Int(6)});

@@ -1,0 +1,46 @@
+#include "controller/policy/checkpoint_deletion.h"
+
+#include <algorithm>
+
+#include "common/log.h"
+#include "controller/policy/scheduler.h"
+#include "storage/checkpoint_store.h"
+
+namespace cedana::controller {
+namespace {
+
+Status DeleteFrom(storage::CheckpointStore& store, CheckpointIndex& index,
+                  const CheckpointRecord& c) {
+  CEDANA_RETURN_IF_ERROR(store.Delete(storage::CheckpointRef{c.owner, c.label, c.id}))
+      << "deleting checkpoint " << c.id << " from " << store.Describe();
+  return index.Delete(c.id);
+}
+
+}  // namespace
+
+Status DeleteCheckpoint(const std::string& store_dir, const S3Config& s3, CheckpointIndex& index,
+                        const CheckpointRecord& c) {
+  CEDANA_ASSIGN_OR_RETURN(auto store, storage::OpenStore(store_dir, s3));
+  return DeleteFrom(*store, index, c);
+}
+
+Status ApplyPolicyRetention(const std::string& store_dir, const S3Config& s3, Catalog& catalog,
+                            const PolicyRecord& policy, const CheckpointRecord& made) {
+  CEDANA_ASSIGN_OR_RETURN(std::vector<CheckpointRecord> of_label,
+                          catalog.checkpoints().List({made.owner, made.label, std::nullopt}));
+  std::vector<std::string> doomed = PolicyCheckpointsToDelete(policy, of_label);
+  if (doomed.empty()) return OkStatus();
+  CEDANA_ASSIGN_OR_RETURN(auto store, storage::OpenStore(store_dir, s3));
+  Status first = OkStatus();
+  for (const CheckpointRecord& c : of_label) {
+    if (std::find(doomed.begin(), doomed.end(), c.id) == doomed.end()) continue;
+    Status s = DeleteFrom(*store, catalog.checkpoints(), c);
+    if (s.ok())
+      log::Info("policy: \"{}\" deleted checkpoint {} (keeping {} of label {})", policy.name, c.id,
+                *policy.max_checkpoints, made.label);
+    else if (first.ok()) first = s;
+  }
+  return first;
+}
+
+}  // namespace cedana::controller
