@@ -34,6 +34,20 @@ TEST(CatalogTest, MigrationsRunOnceAndRefuseNewerSchemas) {
   EXPECT_NE(s.message().find("newer"), std::string::npos);
 }
 
+// A statement that fails is our bug, not the caller's: kInternal, naming the statement.
+TEST(CatalogTest, AFailedStatementIsInternalAndNamesIt) {
+  auto db = OpenDatabase("sqlite::memory:");
+  ASSERT_TRUE(db.has_value());
+  ASSERT_TRUE(Migrate(**db).ok());
+  auto prepared = (*db)->Query("SELECT no_such_column FROM tokens");
+  ASSERT_FALSE(prepared.has_value());
+  EXPECT_EQ(prepared.error().code(), Code::kInternal);
+  EXPECT_NE(prepared.error().message().find("no_such_column"), std::string::npos);
+  auto stepped = (*db)->Query("INSERT INTO tokens (hash) VALUES (NULL)");  // NOT NULL columns
+  ASSERT_FALSE(stepped.has_value());
+  EXPECT_EQ(stepped.error().code(), Code::kInternal) << stepped.error().ToString();
+}
+
 mode_t ModeOf(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? st.st_mode & 07777 : 0;

@@ -40,7 +40,8 @@ class Database {
   // "sqlite" or "postgres".
   virtual std::string Driver() const = 0;
   // Runs one statement. kAlreadyExists for a unique-constraint violation, kUnavailable when the
-  // server cannot be reached, kInvalidArgument for SQL errors (our bug, with the statement).
+  // server cannot be reached, kInternal for SQL errors (our bug; the message names the statement,
+  // for the log only).
   virtual Result<std::vector<SqlRow>> Query(std::string_view sql,
                                             const std::vector<SqlValue>& params = {}) = 0;
   Status Exec(std::string_view sql, const std::vector<SqlValue>& params = {}) {

@@ -94,7 +94,7 @@ class PostgresDatabase : public Database {
     std::string code = state ? state : "";
     if (code == "23505") return AlreadyExistsError(msg);  // unique_violation
     if (code.rfind("08", 0) == 0 || PQstatus(conn_) != CONNECTION_OK) return UnavailableError(msg);
-    return InvalidArgumentError(fmt::format("{} in: {}", msg, sql));
+    return InternalError(fmt::format("{} in: {}", msg, sql));
   }
 
   const std::string conninfo_;

@@ -30,7 +30,7 @@ class SqliteDatabase : public Database {
     sqlite3_stmt* stmt = nullptr;
     if (sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &stmt, nullptr) !=
         SQLITE_OK)
-      return InvalidArgumentError(fmt::format("sqlite: {} in: {}", sqlite3_errmsg(db_), sql));
+      return InternalError(fmt::format("sqlite: {} in: {}", sqlite3_errmsg(db_), sql));
     struct Finalize {
       sqlite3_stmt* s;
       ~Finalize() { sqlite3_finalize(s); }
@@ -57,7 +57,7 @@ class SqliteDatabase : public Database {
         if (ext == SQLITE_CONSTRAINT_UNIQUE || ext == SQLITE_CONSTRAINT_PRIMARYKEY)
           return AlreadyExistsError(msg);
         if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) return UnavailableError(msg);
-        return InvalidArgumentError(fmt::format("{} in: {}", msg, sql));
+        return InternalError(fmt::format("{} in: {}", msg, sql));
       }
       SqlRow row;
       int n = sqlite3_column_count(stmt);
@@ -82,7 +82,7 @@ class SqliteDatabase : public Database {
       std::string msg = err ? err : "unknown error";
       sqlite3_free(err);
       sqlite3_exec(db_, "ROLLBACK;", nullptr, nullptr, nullptr);
-      return InvalidArgumentError("sqlite: " + msg);
+      return InternalError("sqlite: " + msg);
     }
     return OkStatus();
   }

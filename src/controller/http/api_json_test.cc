@@ -49,6 +49,18 @@ TEST(ApiJsonTest, StatusCodesMapToHttp) {
   EXPECT_EQ(ApiServer::HttpStatusOf(Code::kAlreadyExists), 409);
   EXPECT_EQ(ApiServer::HttpStatusOf(Code::kUnavailable), 503);
   EXPECT_EQ(ErrorBody(NotFoundError("x"))["error"]["code"], "not_found");
+  EXPECT_EQ(ApiServer::HttpStatusOf(Code::kInternal), 500);
+}
+
+// A failed statement is our bug: the caller learns that, the controller's log gets the SQL.
+TEST(ApiJsonTest, AnInternalErrorKeepsItsDetailsForTheLog) {
+  nlohmann::json body =
+      ErrorBody(InternalError("sqlite: no such column: hash in: SELECT id FROM tokens"));
+  const std::string message = body["error"]["message"];
+  EXPECT_EQ(message.find("SELECT"), std::string::npos) << message;
+  EXPECT_NE(message.find("log"), std::string::npos) << message;
+  EXPECT_EQ(ErrorBody(InvalidArgumentError("limit must be 1-500"))["error"]["message"],
+            "limit must be 1-500");
 }
 
 TEST(ApiJsonTest, CheckpointJsonLeavesTheWorkloadOut) {

@@ -34,7 +34,12 @@ bool SameSecret(const std::string& a, const std::string& b) {
 }  // namespace
 
 nlohmann::json ErrorBody(const Status& s) {
-  return {{"error", {{"code", ApiCode(s.code())}, {"message", s.message()}}}};
+  // Our own bug (a failed SQL statement, say): its text is for the controller's log, which has
+  // it, not for the caller, whom it would tell about the schema and nothing they can act on.
+  const std::string message = s.code() == Code::kInternal
+                                  ? "internal error in the controller; its log has the details"
+                                  : s.message();
+  return {{"error", {{"code", ApiCode(s.code())}, {"message", message}}}};
 }
 
 int ApiServer::HttpStatusOf(Code code) {
