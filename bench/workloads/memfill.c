@@ -15,13 +15,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+static uint64_t Xorshift64(uint64_t* x) {
+  *x ^= *x << 13;
+  *x ^= *x >> 7;
+  *x ^= *x << 17;
+  return *x;
+}
+
 static void FillRandom(unsigned char* mem, size_t bytes, uint64_t seed) {
   uint64_t x = seed;
   for (size_t i = 0; i + 8 <= bytes; i += 8) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    memcpy(mem + i, &x, 8);
+    uint64_t r = Xorshift64(&x);
+    memcpy(mem + i, &r, 8);
   }
 }
 
@@ -31,9 +36,7 @@ static void FillTypical(unsigned char* mem, size_t bytes, uint64_t seed) {
   uint64_t x = seed;
   size_t off = 0;
   while (off < bytes) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
+    Xorshift64(&x);
     char line[96];
     int n =
         snprintf(line, sizeof line, "%s=%llu %s=%llu.%03llu\n", words[x % 10],
@@ -48,10 +51,7 @@ static void FillTypical(unsigned char* mem, size_t bytes, uint64_t seed) {
 static void FillDoubles(unsigned char* mem, size_t bytes, uint64_t seed) {
   uint64_t x = seed;
   for (size_t i = 0; i + 8 <= bytes; i += 8) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    double noise = (double)(x >> 11) / 9007199254740992.0;  // [0, 1)
+    double noise = (double)(Xorshift64(&x) >> 11) / 9007199254740992.0;  // [0, 1)
     double v = 1000.0 * sin((double)(i / 8) * 1e-4) + 1e-3 * noise;
     memcpy(mem + i, &v, 8);
   }

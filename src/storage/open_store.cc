@@ -15,8 +15,7 @@ Result<std::unique_ptr<CheckpointStore>> OpenStore(const std::string& location,
   if (location.empty()) return InvalidArgumentError("checkpoint dir is empty");
   if (location.rfind("s3://", 0) == 0) {
     CEDANA_ASSIGN_OR_RETURN(s3::Location where, s3::ParseLocation(location));
-    CEDANA_ASSIGN_OR_RETURN(auto client,
-                            s3::Client::Create(s3::Settings::FromConfig(s3_config), where.bucket));
+    CEDANA_ASSIGN_OR_RETURN(auto client, s3::Client::Create(s3_config, where.bucket));
     return std::unique_ptr<CheckpointStore>(std::make_unique<S3Store>(where, std::move(client)));
   }
   if (location.find("://") != std::string::npos) {

@@ -137,20 +137,7 @@ bool IsRetryableHttp(long status, std::string_view s3_code) {
   return status >= 500 || status == 429 || s3_code == "RequestTimeout" || s3_code == "SlowDown";
 }
 
-Settings Settings::FromConfig(const S3Config& c) {
-  Settings s;
-  s.access_key_id = c.access_key_id;
-  s.secret_access_key = c.secret_access_key;
-  s.session_token = c.session_token;
-  s.region = c.region;
-  s.endpoint_url = c.endpoint_url;
-  s.addressing = c.addressing;
-  s.part_size = static_cast<size_t>(c.part_size_mib) << 20;
-  s.max_attempts = c.max_attempts;
-  return s;
-}
-
-Result<std::shared_ptr<Client>> Client::Create(Settings settings, std::string bucket) {
+Result<std::shared_ptr<Client>> Client::Create(S3Config settings, std::string bucket) {
   if (settings.access_key_id.empty() || settings.secret_access_key.empty()) {
     return InvalidArgumentError(
         "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or s3.access_key_id "
@@ -164,7 +151,7 @@ Result<std::shared_ptr<Client>> Client::Create(Settings settings, std::string bu
   return std::shared_ptr<Client>(new Client(std::move(settings), std::move(bucket), endpoint));
 }
 
-Client::Client(Settings settings, std::string bucket, Endpoint endpoint)
+Client::Client(S3Config settings, std::string bucket, Endpoint endpoint)
     : settings_(std::move(settings)),
       bucket_(std::move(bucket)),
       endpoint_(std::move(endpoint)),

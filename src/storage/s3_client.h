@@ -23,19 +23,6 @@
 
 namespace cedana::storage::s3 {
 
-struct Settings {
-  std::string access_key_id;
-  std::string secret_access_key;
-  std::string session_token;
-  std::string region = "us-east-1";
-  std::string endpoint_url;  // "" = AWS
-  S3Addressing addressing = S3Addressing::kAuto;
-  size_t part_size = size_t{16} << 20;
-  int max_attempts = 5;
-
-  static Settings FromConfig(const S3Config& config);
-};
-
 struct ObjectInfo {
   uint64_t size = 0;
   std::string etag;
@@ -44,12 +31,14 @@ struct ObjectInfo {
 class Client {
  public:
   // kInvalidArgument for settings that cannot work (no credentials, bad endpoint URL).
-  static Result<std::shared_ptr<Client>> Create(Settings settings, std::string bucket);
+  static Result<std::shared_ptr<Client>> Create(S3Config settings, std::string bucket);
   ~Client();
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  const Settings& settings() const { return settings_; }
+  const S3Config& settings() const { return settings_; }
+  // s3.part_size_mib in bytes: multipart upload parts and download ranges.
+  size_t part_size() const { return static_cast<size_t>(settings_.part_size_mib) << 20; }
   // "bucket b at http://127.0.0.1:7480", for messages.
   std::string Describe() const;
 
@@ -80,14 +69,14 @@ class Client {
   struct Response;
   class HandlePool;
 
-  Client(Settings settings, std::string bucket, Endpoint endpoint);
+  Client(S3Config settings, std::string bucket, Endpoint endpoint);
   // One attempt.
   Result<Response> Send(const Request& request);
   // Attempts until success, a final answer, or settings_.max_attempts.
   Result<Response> Perform(const Request& request);
   Status ErrorOf(const Request& request, const Response& response) const;
 
-  const Settings settings_;
+  const S3Config settings_;
   const std::string bucket_;
   const Endpoint endpoint_;
   std::unique_ptr<HandlePool> handles_;

@@ -20,9 +20,7 @@ constexpr int kMaxParts = 10000;
 class S3Sink : public ByteSink {
  public:
   S3Sink(std::shared_ptr<s3::Client> client, std::string key)
-      : client_(std::move(client)),
-        key_(std::move(key)),
-        part_size_(client_->settings().part_size) {
+      : client_(std::move(client)), key_(std::move(key)), part_size_(client_->part_size()) {
     buffer_.reserve(part_size_);
   }
 
@@ -133,7 +131,7 @@ class S3Source : public ByteSource {
       : client_(std::move(client)),
         key_(std::move(key)),
         info_(std::move(info)),
-        chunk_(client_->settings().part_size) {}
+        chunk_(client_->part_size()) {}
 
   ~S3Source() override {
     if (next_.valid()) next_.wait();

@@ -108,33 +108,20 @@ Result<Paged<CheckpointRecord>> CheckpointIndex::ListPage(const CheckpointFilter
                                                           const PageRequest& page) {
   std::string sql = fmt::format("SELECT {} FROM checkpoints WHERE 1 = 1", kCheckpointColumns);
   std::vector<SqlValue> params;
-  if (f.owner) {
-    sql += " AND owner = ?";
-    params.push_back(*f.owner);
-  }
-  if (f.label) {
-    sql += " AND label = ?";
-    params.push_back(*f.label);
-  }
-  if (f.job_id) {
-    sql += " AND job_id = ?";
-    params.push_back(*f.job_id);
-  }
+  AndEquals(&sql, &params, "owner", f.owner);
+  AndEquals(&sql, &params, "label", f.label);
+  AndEquals(&sql, &params, "job_id", f.job_id);
   if (!page.after.empty()) {
     CEDANA_ASSIGN_OR_RETURN(CheckpointPageCursor c, ParseCheckpointCursor(page.after));
     sql += " AND (created_ms < ? OR (created_ms = ? AND id < ?))";
     params.insert(params.end(), {c.created_ms, c.created_ms, c.id});
   }
-  sql += " ORDER BY created_ms DESC, id DESC";
-  if (page.limit > 0) sql += fmt::format(" LIMIT {}", page.limit + 1);
+  sql += " ORDER BY created_ms DESC, id DESC" + PageLimitSql(page);
   CEDANA_ASSIGN_OR_RETURN(auto rows, db_.Query(sql, params));
-  Paged<CheckpointRecord> out;
-  for (const auto& r : rows) out.items.push_back(CheckpointOf(r));
-  if (page.limit > 0 && out.items.size() > static_cast<size_t>(page.limit)) {
-    out.items.pop_back();
-    out.next = fmt::format("{}.{}", out.items.back().created_ms, out.items.back().id);
-  }
-  return out;
+  std::vector<CheckpointRecord> items;
+  for (const auto& r : rows) items.push_back(CheckpointOf(r));
+  return PageOf(std::move(items), page,
+                [](const CheckpointRecord& c) { return fmt::format("{}.{}", c.created_ms, c.id); });
 }
 
 Result<CheckpointRecord> CheckpointIndex::Get(const std::string& id) {

@@ -58,6 +58,15 @@ class Database {
   std::recursive_mutex mu_;  // one statement, or one transaction, at a time
 };
 
+// A listing's optional filter: " AND <column> = ?" with its value, when it has one.
+template <typename T>
+void AndEquals(std::string* sql, std::vector<SqlValue>* params, std::string_view column,
+               const std::optional<T>& value) {
+  if (!value) return;
+  *sql += " AND " + std::string(column) + " = ?";
+  params->push_back(*value);
+}
+
 // "sqlite:///var/lib/cedana/catalog.db", "sqlite::memory:", or a PostgreSQL URI
 // ("postgresql://user@host/db", "postgres://..."). kInvalidArgument for another scheme.
 Result<std::unique_ptr<Database>> OpenDatabase(const std::string& url);

@@ -112,14 +112,8 @@ Result<std::vector<JobRecord>> JobTable::List(const std::optional<std::string>& 
 Result<Paged<JobRecord>> JobTable::ListPage(const JobFilter& f, const PageRequest& page) {
   std::string sql = fmt::format("SELECT {} FROM {} WHERE 1 = 1", kJobColumns, kJobJoins);
   std::vector<SqlValue> params;
-  if (f.user) {
-    sql += " AND j.user_name = ?";
-    params.push_back(*f.user);
-  }
-  if (f.state) {
-    sql += " AND j.state = ?";
-    params.push_back(*f.state);
-  }
+  AndEquals(&sql, &params, "j.user_name", f.user);
+  AndEquals(&sql, &params, "j.state", f.state);
   if (f.enabled) sql += *f.enabled ? " AND m.job_id IS NOT NULL" : " AND m.job_id IS NULL";
   if (!page.after.empty()) {
     int64_t after = 0;
@@ -131,16 +125,12 @@ Result<Paged<JobRecord>> JobTable::ListPage(const JobFilter& f, const PageReques
     sql += " AND j.job_id < ?";
     params.push_back(after);
   }
-  sql += " ORDER BY j.job_id DESC";
-  if (page.limit > 0) sql += fmt::format(" LIMIT {}", page.limit + 1);
+  sql += " ORDER BY j.job_id DESC" + PageLimitSql(page);
   CEDANA_ASSIGN_OR_RETURN(auto rows, db_.Query(sql, params));
-  Paged<JobRecord> out;
-  for (const auto& r : rows) out.items.push_back(JobOf(r));
-  if (page.limit > 0 && out.items.size() > static_cast<size_t>(page.limit)) {
-    out.items.pop_back();
-    out.next = std::to_string(out.items.back().job_id);
-  }
-  return out;
+  std::vector<JobRecord> items;
+  for (const auto& r : rows) items.push_back(JobOf(r));
+  return PageOf(std::move(items), page,
+                [](const JobRecord& j) { return std::to_string(j.job_id); });
 }
 
 Result<JobRecord> JobTable::Get(int64_t job_id) {

@@ -90,14 +90,8 @@ Result<std::vector<OperationRecord>> OperationTable::List(const std::optional<st
                                                           int limit) {
   std::string sql = fmt::format("SELECT {} FROM operations WHERE 1 = 1", kOperationColumns);
   std::vector<SqlValue> params;
-  if (owner) {
-    sql += " AND owner = ?";
-    params.push_back(*owner);
-  }
-  if (state) {
-    sql += " AND state = ?";
-    params.push_back(*state);
-  }
+  AndEquals(&sql, &params, "owner", owner);
+  AndEquals(&sql, &params, "state", state);
   sql += fmt::format(" ORDER BY id DESC LIMIT {}", limit);
   CEDANA_ASSIGN_OR_RETURN(auto rows, db_.Query(sql, params));
   std::vector<OperationRecord> out;
@@ -110,10 +104,7 @@ Result<std::optional<OperationRecord>> OperationTable::LastDump(int64_t job_id,
   std::string sql = fmt::format("SELECT {} FROM operations WHERE kind = 'dump' AND job_id = ?",
                                 kOperationColumns);
   std::vector<SqlValue> params = {job_id};
-  if (policy_id) {
-    sql += " AND policy_id = ?";
-    params.push_back(*policy_id);
-  }
+  AndEquals(&sql, &params, "policy_id", policy_id);
   sql += " ORDER BY id DESC LIMIT 1";
   CEDANA_ASSIGN_OR_RETURN(auto rows, db_.Query(sql, params));
   if (rows.empty()) return std::optional<OperationRecord>();

@@ -105,6 +105,22 @@ struct Paged {
   std::string next;  // "" when this is the last page
 };
 
+// What ends a page's query: one row more than the page, which tells that another follows.
+inline std::string PageLimitSql(const PageRequest& page) {
+  return page.limit > 0 ? " LIMIT " + std::to_string(page.limit + 1) : "";
+}
+// The page of `items`, read with PageLimitSql: the row past the limit goes, and `next` is the
+// cursor of the last row kept.
+template <typename T, typename CursorOf>
+Paged<T> PageOf(std::vector<T> items, const PageRequest& page, CursorOf cursor_of) {
+  Paged<T> out{std::move(items), ""};
+  if (page.limit > 0 && out.items.size() > static_cast<size_t>(page.limit)) {
+    out.items.pop_back();
+    out.next = cursor_of(out.items.back());
+  }
+  return out;
+}
+
 struct PolicySelector {
   std::optional<int64_t> job_id;
   std::string name_pattern, user, partition, label;  // "" = any

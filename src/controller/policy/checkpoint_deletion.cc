@@ -1,7 +1,5 @@
 #include "controller/policy/checkpoint_deletion.h"
 
-#include <algorithm>
-
 #include "common/log.h"
 #include "controller/policy/scheduler.h"
 #include "storage/checkpoint_store.h"
@@ -10,10 +8,10 @@ namespace cedana::controller {
 namespace {
 
 Status DeleteFrom(storage::CheckpointStore& store, CheckpointIndex& index,
-                  const CheckpointRecord& c) {
-  CEDANA_RETURN_IF_ERROR(store.Delete(storage::CheckpointRef{c.owner, c.label, c.id}))
-      << "deleting checkpoint " << c.id << " from " << store.Describe();
-  return index.Delete(c.id);
+                  const storage::CheckpointRef& ref) {
+  CEDANA_RETURN_IF_ERROR(store.Delete(ref))
+      << "deleting checkpoint " << ref.id << " from " << store.Describe();
+  return index.Delete(ref.id);
 }
 
 }  // namespace
@@ -21,7 +19,7 @@ Status DeleteFrom(storage::CheckpointStore& store, CheckpointIndex& index,
 Status DeleteCheckpoint(const std::string& store_dir, const S3Config& s3, CheckpointIndex& index,
                         const CheckpointRecord& c) {
   CEDANA_ASSIGN_OR_RETURN(auto store, storage::OpenStore(store_dir, s3));
-  return DeleteFrom(*store, index, c);
+  return DeleteFrom(*store, index, {c.owner, c.label, c.id});
 }
 
 Status ApplyPolicyRetention(const std::string& store_dir, const S3Config& s3, Catalog& catalog,
@@ -32,11 +30,10 @@ Status ApplyPolicyRetention(const std::string& store_dir, const S3Config& s3, Ca
   if (doomed.empty()) return OkStatus();
   CEDANA_ASSIGN_OR_RETURN(auto store, storage::OpenStore(store_dir, s3));
   Status first = OkStatus();
-  for (const CheckpointRecord& c : of_label) {
-    if (std::find(doomed.begin(), doomed.end(), c.id) == doomed.end()) continue;
-    Status s = DeleteFrom(*store, catalog.checkpoints(), c);
+  for (const std::string& id : doomed) {  // all of made's owner and label
+    Status s = DeleteFrom(*store, catalog.checkpoints(), {made.owner, made.label, id});
     if (s.ok())
-      log::Info("policy: \"{}\" deleted checkpoint {} (keeping {} of label {})", policy.name, c.id,
+      log::Info("policy: \"{}\" deleted checkpoint {} (keeping {} of label {})", policy.name, id,
                 *policy.max_checkpoints, made.label);
     else if (first.ok()) first = s;
   }
