@@ -17,7 +17,7 @@ CKPTS=${2:-10000}
 source "$ROOT/tests/slurm/cluster.sh"
 source "$ROOT/tests/slurm/checks.sh"
 CEDANA=${CEDANA:-$ROOT/build/src/cli/cedana}
-CEDANA_SLURM=${CEDANA_SLURM:-$ROOT/build/src/slurm_bin/cedana-slurm}
+CEDANA_SLURM=${CEDANA_SLURM:-$ROOT/build/src/cedana_slurm/cedana-slurm}
 T=$(mktemp -d /var/tmp/cedana-bench.XXXXXX)
 chmod 755 "$T"
 DAEMON_PID= CONTROLLER_PID=

@@ -225,7 +225,7 @@ class Daemon:
         return run([CEDANA, *args], env=self.env).stdout.strip()
 
     def last_dump_timing(self):
-        """(frozen s, total s, peak image data a streaming dump buffered in MiB, else 0)"""
+        """(frozen s, total s, peak image data a direct dump buffered in MiB, else 0)"""
         lines = [l for l in open(f"{self.home}/daemon.log") if " dump: checkpoint " in l]
         m = re.search(r"dump (\d+) ms, total (\d+) ms", lines[-1])
         peak = re.search(r"peak buffer (\d+) MiB", lines[-1])
@@ -397,15 +397,15 @@ def report(results, path_md, path_png):
               "- *checkpoint*: from the request to a committed checkpoint (ours: `cedana dump --leave-running`, "
               "manifest written and fsynced); baseline: `criu dump` + fsync, then `tar | codec` into the "
               "checkpoint dir + fsync.",
-              "- *local*/*s3* rows are the default dump (`checkpoint.streaming` 0): CRIU writes an images dir "
-              "in `checkpoint.work_dir`, which is then compressed into the streams and stored. *streaming* "
-              "rows are `checkpoint.streaming` 1: CRIU's image files go straight into the streams through "
+              "- *local*/*s3* rows are the default dump (`checkpoint.direct` 0): CRIU writes an images dir "
+              "in `checkpoint.work_dir`, which is then compressed into the streams and stored. *direct* "
+              "rows are `checkpoint.direct` 1: CRIU's image files go straight into the streams through "
               "CRIU's image streamer, and CRIU waits when the memory limit is reached.",
               "- *frozen*: how long the workload is stopped (ours: how long CRIU ran in a leave-running dump; "
-              "a streaming dump's CRIU also waits for compression and storage when the memory limit is reached).",
+              "a direct dump's CRIU also waits for compression and storage when the memory limit is reached).",
               "- *restore*: from the request until the processes run again (ours: verify, decompress, "
               "`criu restore`; baseline: decompress + untar, then `criu restore`), caches dropped first. "
-              "Workloads measured from 2026-12-01 on restore streamed where they can (checkpoints of the "
+              "Workloads measured from 2026-12-01 on are restored directly where they can be (checkpoints of the "
               "default dump, at most as many processes as cores): CRIU starts once the streams' heads are "
               "verified and reads the pages while they are unpacked (docs/architecture.md).",
               "- GB/s is resident memory checkpointed per second.", ""]
@@ -491,12 +491,12 @@ def main():
                           f"kernel {os.uname().release}"}
     if args.only:
         shutil.copy(os.path.join(ROOT, "bench/results.json"), os.path.join(ROOT, "bench/results.json") + ".previous")
-    # The default dump (checkpoint.streaming=0) gives the "local"/"s3" rows; a second daemon
-    # makes streaming dumps (checkpoint.streaming=1) for the "streaming" rows.
-    d = Daemon(home, dict(env_extra, CEDANA_CHECKPOINT_STREAMING="0"))
-    home_streaming = os.path.join(home, "streaming")
-    os.makedirs(home_streaming)
-    d_streaming = Daemon(home_streaming, dict(env_extra, CEDANA_CHECKPOINT_STREAMING="1"))
+    # The default dump (checkpoint.direct=0) gives the "local"/"s3" rows; a second daemon
+    # makes direct dumps (checkpoint.direct=1) for the "direct" rows.
+    d = Daemon(home, dict(env_extra, CEDANA_CHECKPOINT_DIRECT="0"))
+    home_direct = os.path.join(home, "direct")
+    os.makedirs(home_direct)
+    d_direct = Daemon(home_direct, dict(env_extra, CEDANA_CHECKPOINT_DIRECT="1"))
     try:
         log("limits")
         results["limits"] = limits(ckdir)
@@ -532,9 +532,9 @@ def main():
                     entry["ours"][key] = {k: stats([r[k] for r in runs]) for k in runs[0]}
             if w.mib == 1024 and w.kind == "typical" and not w.children:
                 for codec, streams in (("none", 4), ("lz4", 4), ("zstd", 1), ("zstd", 4)):
-                    key = f"streaming {codec} x{streams}"
+                    key = f"direct {codec} x{streams}"
                     log(f"{w.name}: {key}")
-                    runs = [ours_once(d_streaming, w, codec, streams, None) for _ in range(args.runs)]
+                    runs = [ours_once(d_direct, w, codec, streams, None) for _ in range(args.runs)]
                     reap_all()
                     entry["ours"][key] = {k: stats([r[k] for r in runs]) for k in runs[0]}
             results["workloads"].append(entry)
@@ -542,7 +542,7 @@ def main():
                 json.dump(results, f, indent=1)
     finally:
         d.stop()
-        d_streaming.stop()
+        d_direct.stop()
         if rgw_dir:
             subprocess.run(f"source {ROOT}/tests/s3/rgw.sh && rgw_stop {rgw_dir}", shell=True, executable="/bin/bash")
         reap_all()

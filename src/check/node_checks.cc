@@ -90,7 +90,7 @@ Finding CheckDaemon(const Config& config) {
 // The criu binary and its version; *binary is left "" when there is no usable one.
 Finding CheckCriuBinary(const Config& config, std::string* binary) {
   engine::CriuSettings settings;
-  settings.binary = config.criu_binary;
+  settings.binary = config.node.criu_binary;
   auto client = engine::CriuClient::Create(settings);
   if (!client.has_value())
     return Fail("criu", client.error().message(),
@@ -119,7 +119,7 @@ int CriuFeature(const std::string& binary, const char* feature) {
 }
 
 Finding CheckBreakpoints(const Config& config) {
-  const BreakpointFallback mode = config.criu_no_breakpoints;
+  const BreakpointFallback mode = config.node.criu_no_breakpoints;
   auto works = engine::HardwareBreakpointsWork();
   if (!works.has_value())
     return Fail("breakpoints", "could not probe: " + works.error().message(),
@@ -159,12 +159,12 @@ Finding CheckNetworkLock(const Config& config, const std::string& binary) {
                                       : "CRIU cannot lock connections with nftables here";
   return Warn("network lock",
               lacking + ": jobs with TCP connections cannot be checkpointed (checkpoint.tcp=" +
-                  std::string(NameOf(kOutsideTcpNames, config.checkpoint_tcp)) + ")",
+                  std::string(NameOf(kOutsideTcpNames, config.node.checkpoint_tcp)) + ")",
               "install nftables (apt install nftables) on a kernel with nf_tables");
 }
 
 Finding CheckCapabilities(const Config& config, const std::string& binary) {
-  if (!config.slurm_unprivileged)
+  if (!config.node.slurm_unprivileged)
     return Ok("capabilities", "not needed: slurm.unprivileged is off (CRIU runs as root)");
   if (binary.empty()) return Skip("capabilities", "no usable criu");
   Status capable = engine::CheckUnprivilegedCapable(binary);

@@ -55,8 +55,7 @@ std::optional<protocol::Message> CliContext::Call(const protocol::DaemonRequest&
       line += fmt::format("  {:3.0f}%  {} / {}", 100.0 * done / total, HumanBytes(done),
                           HumanBytes(total));
     else if (done > 0)
-      line +=
-          fmt::format("  {}", HumanBytes(done));  // a streaming dump: no total until CRIU is done
+      line += fmt::format("  {}", HumanBytes(done));  // a direct dump: no total until CRIU is done
     std::fprintf(stderr, "\r\033[K%s", line.c_str());
     drew = true;
   };

@@ -24,7 +24,7 @@ const std::vector<CedanaKeyAlias>& CedanaKeyAliases();
 std::optional<std::string_view> OurKeyForCedanaKey(std::string_view key);
 
 // A value of our key `key` in Cedana's spelling, and ours with why: checkpoint.compression
-// "tar" -> "none" and "gz" -> "gzip", checkpoint.streams "0" (Cedana: no streaming) -> "1",
+// "tar" -> "none" and "gz" -> "gzip", checkpoint.streams "0" (Cedana: one plain stream) -> "1",
 // daemon.log_level "trace" -> "debug" and "fatal"/"panic" -> "error". nullopt when `value` is
 // no Cedana spelling of that key.
 struct MappedValue {

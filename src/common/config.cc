@@ -159,62 +159,65 @@ const std::vector<KeySpec>& Specs() {
                           "Where checkpoints are stored (local dir, NFS, or S3).",
                           IsCheckpointDir));
     s.push_back(IntKey("checkpoint.streams", "CEDANA_CHECKPOINT_STREAMS",
-                       &Config::checkpoint_streams, 1, kMaxCheckpointStreams,
+                       {&Config::node, &NodeConfig::checkpoint_streams}, 1, kMaxCheckpointStreams,
                        "Streams per checkpoint, packed and compressed in parallel."));
     s.push_back(EnumKey("checkpoint.compression", "CEDANA_CHECKPOINT_COMPRESSION",
-                        &Config::checkpoint_compression, kCodecNames,
+                        {&Config::node, &NodeConfig::checkpoint_compression}, kCodecNames,
                         "Codec of each stream; gzip streams are readable by `gzip -d`."));
-    s.push_back(IntKey("checkpoint.keep", "CEDANA_CHECKPOINT_KEEP", &Config::checkpoint_keep, 0,
-                       1000000,
+    s.push_back(IntKey("checkpoint.keep", "CEDANA_CHECKPOINT_KEEP",
+                       {&Config::node, &NodeConfig::checkpoint_keep}, 0, 1000000,
                        "Newest checkpoints kept per label; older ones are deleted. 0 keeps all."));
-    s.push_back(BoolKey("checkpoint.streaming", "CEDANA_CHECKPOINT_STREAMING",
-                        &Config::checkpoint_streaming,
-                        "Stream CRIU's images into the checkpoint as CRIU writes them, without "
-                        "an images dir on disk."));
+    s.push_back(BoolKey("checkpoint.direct", "CEDANA_CHECKPOINT_DIRECT",
+                        {&Config::node, &NodeConfig::checkpoint_direct},
+                        "Direct dumps: CRIU's images go into the checkpoint as CRIU writes them, "
+                        "without an images dir on disk."));
     s.push_back(IntKey("checkpoint.memory_limit_mib", "CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB",
-                       &Config::checkpoint_memory_limit_mib, 64, 65536,
-                       "Most image data a streaming dump buffers, in MiB; past it CRIU waits."));
+                       {&Config::node, &NodeConfig::checkpoint_memory_limit_mib}, 64, 65536,
+                       "Most image data a direct dump buffers, in MiB; past it CRIU waits."));
     s.push_back(IntKey("checkpoint.parallel_dumps", "CEDANA_CHECKPOINT_PARALLEL_DUMPS",
-                       &Config::checkpoint_parallel_dumps, 0, 256,
+                       {&Config::node, &NodeConfig::checkpoint_parallel_dumps}, 0, 256,
                        "Most dumps the node daemon runs at once; the others wait their turn, "
                        "earliest deadline first. 0: four per core."));
-    s.push_back(EnumKey("checkpoint.tcp", "CEDANA_CHECKPOINT_TCP", &Config::checkpoint_tcp,
-                        kOutsideTcpNames,
+    s.push_back(EnumKey("checkpoint.tcp", "CEDANA_CHECKPOINT_TCP",
+                        {&Config::node, &NodeConfig::checkpoint_tcp}, kOutsideTcpNames,
                         "TCP connections to peers outside the job: refuse the checkpoint, restore "
                         "them established, or restore them closed."));
-    s.push_back(StringKey(
-        "checkpoint.work_dir", "CEDANA_CHECKPOINT_WORK_DIR", &Config::work_dir, "an absolute path",
-        "Local scratch dir for CRIU images dirs while packing/unpacking.", IsAbsolute));
+    s.push_back(StringKey("checkpoint.work_dir", "CEDANA_CHECKPOINT_WORK_DIR",
+                          {&Config::node, &NodeConfig::work_dir}, "an absolute path",
+                          "Local scratch dir for CRIU images dirs while packing/unpacking.",
+                          IsAbsolute));
     s.push_back(StringKey("daemon.socket", "CEDANA_DAEMON_SOCKET", &Config::socket_path,
                           "an absolute path", "Unix socket of the node daemon.", IsAbsolute));
-    s.push_back(StringKey(
-        "daemon.state_dir", "CEDANA_DAEMON_STATE_DIR", &Config::state_dir, "an absolute path",
-        "Workload records and their logs; survives daemon restarts.", IsAbsolute));
-    s.push_back(StringKey("daemon.log_file", "CEDANA_DAEMON_LOG_FILE", &Config::log_file,
-                          "empty or an absolute path", "Daemon log file (also logged to stderr).",
-                          IsAbsoluteOrEmpty));
+    s.push_back(StringKey("daemon.state_dir", "CEDANA_DAEMON_STATE_DIR",
+                          {&Config::node, &NodeConfig::state_dir}, "an absolute path",
+                          "Workload records and their logs; survives daemon restarts.",
+                          IsAbsolute));
+    s.push_back(StringKey("daemon.log_file", "CEDANA_DAEMON_LOG_FILE",
+                          {&Config::node, &NodeConfig::log_file}, "empty or an absolute path",
+                          "Daemon log file (also logged to stderr).", IsAbsoluteOrEmpty));
     s.push_back(EnumKey("daemon.log_level", "CEDANA_LOG_LEVEL", &Config::log_level,
                         log::kLevelNames, "Lowest level that is logged."));
     s.push_back(StringKey("daemon.cluster_key_file", "CEDANA_CLUSTER_KEY_FILE",
                           &Config::cluster_key_file, "an absolute path",
                           "Root-only key that signs checkpoint manifests (created if missing).",
                           IsAbsolute));
-    s.push_back(StringKey(
-        "criu.binary", "CEDANA_CRIU_BINARY", &Config::criu_binary, "empty or an absolute path",
-        "CRIU binary; empty searches PATH, /usr/local/bin, /opt/cedana/criu/sbin.",
-        IsAbsoluteOrEmpty));
+    s.push_back(
+        StringKey("criu.binary", "CEDANA_CRIU_BINARY", {&Config::node, &NodeConfig::criu_binary},
+                  "empty or an absolute path",
+                  "CRIU binary; empty searches PATH, /usr/local/bin, /opt/cedana/criu/sbin.",
+                  IsAbsoluteOrEmpty));
     s.push_back(IntKey("criu.timeout_seconds", "CEDANA_CRIU_TIMEOUT_SECONDS",
-                       &Config::criu_timeout_seconds, 1, 86400,
+                       {&Config::node, &NodeConfig::criu_timeout_seconds}, 1, 86400,
                        "Deadline of one CRIU dump or restore; past it CRIU is killed and the "
                        "workload thawed."));
     s.push_back(EnumKey("criu.no_breakpoints", "CEDANA_CRIU_NO_BREAKPOINTS",
-                        &Config::criu_no_breakpoints, kBreakpointFallbackNames,
+                        {&Config::node, &NodeConfig::criu_no_breakpoints}, kBreakpointFallbackNames,
                         "CRIU's no-hardware-breakpoint fallback: auto probes at daemon start."));
-    s.push_back(StringKey("daemon.node_name", "CEDANA_NODE_NAME", &Config::node_name,
-                          "empty or a node name",
+    s.push_back(StringKey("daemon.node_name", "CEDANA_NODE_NAME",
+                          {&Config::node, &NodeConfig::node_name}, "empty or a node name",
                           "This node's name towards the controller; empty means the host name."));
     s.push_back(IntKey("daemon.metrics_port", "CEDANA_DAEMON_METRICS_PORT",
-                       &Config::daemon_metrics_port, 0, 65535,
+                       {&Config::node, &NodeConfig::daemon_metrics_port}, 0, 65535,
                        "Port on 127.0.0.1 where the node daemon serves /metrics to Prometheus "
                        "(dumps, restores, phases, refusals); 0 = off."));
     s.push_back(StringKey("controller.listen", "CEDANA_CONTROLLER_LISTEN",
@@ -268,23 +271,32 @@ const std::vector<KeySpec>& Specs() {
                        {&Config::s3, &S3Config::max_attempts}, 1, 20,
                        "Attempts per S3 request on 5xx and network errors, with backoff."));
     s.push_back(BoolKey("slurm.unprivileged", "CEDANA_SLURM_UNPRIVILEGED",
-                        &Config::slurm_unprivileged,
+                        {&Config::node, &NodeConfig::slurm_unprivileged},
                         "Dump and restore SLURM jobs as the job's user instead of root."));
     s.push_back(BoolKey(
         "slurm.requeue_on_timeout", "CEDANA_SLURM_REQUEUE_ON_TIMEOUT",
-        &Config::slurm_requeue_on_timeout,
+        {&Config::node, &NodeConfig::slurm_requeue_on_timeout},
         "Requeue jobs that set CEDANA_REQUEUE_ON_TIMEOUT=1 after their time-limit checkpoint."));
     s.push_back(IntKey("slurm.max_restarts", "CEDANA_SLURM_MAX_RESTARTS",
-                       &Config::slurm_max_restarts, 0, 1000,
+                       {&Config::node, &NodeConfig::slurm_max_restarts}, 0, 1000,
                        "Time-limit requeues of one job at most."));
     s.push_back(IntKey("slurm.timeout_margin_seconds", "CEDANA_SLURM_TIMEOUT_MARGIN_SECONDS",
-                       &Config::slurm_timeout_margin_seconds, 5, 3600,
+                       {&Config::node, &NodeConfig::slurm_timeout_margin_seconds}, 5, 3600,
                        "The time-limit checkpoint starts this long plus the last checkpoint's "
                        "duration before the job's end time."));
     return s;
   }();
   return specs;
 }
+
+// Keys of ours that were renamed: the old name (and its variable) is still read, with a
+// warning that names the new one.
+struct FormerName {
+  std::string_view key, env, now;
+};
+constexpr FormerName kFormerNames[] = {
+    {"checkpoint.streaming", "CEDANA_CHECKPOINT_STREAMING", "checkpoint.direct"},
+};
 
 const KeySpec* FindSpec(const std::string& key) {
   for (const auto& s : Specs())
@@ -364,6 +376,13 @@ Result<LoadedConfig> BuildConfig(const std::string_view* file_text, const std::s
         spec = FindSpec(std::string(*ours));
         note = "Cedana's " + key;
       }
+    for (const FormerName& f : kFormerNames)
+      if (spec == nullptr && key == f.key) {
+        spec = FindSpec(std::string(f.now));
+        note = "former name " + key;
+        loaded.warnings.push_back(fmt::format(
+            "config key {} in {} is now called {}; please rename it", key, from, f.now));
+      }
     if (spec == nullptr) {
       if (unknown_is_error)
         return InvalidArgumentError(fmt::format("unknown config key \"{}\" in {} (valid keys: {})",
@@ -408,9 +427,15 @@ Result<LoadedConfig> BuildConfig(const std::string_view* file_text, const std::s
     names.insert(names.end(), s.info.env_aliases.begin(), s.info.env_aliases.end());
     for (const CedanaKeyAlias& a : CedanaKeyAliases())
       if (a.ours == s.info.key && !a.env.empty()) names.emplace_back(a.env);
+    for (const FormerName& f : kFormerNames)
+      if (f.now == s.info.key) names.emplace_back(f.env);
     for (const std::string& name : names) {
       auto it = env.find(name);
       if (it == env.end()) continue;
+      for (const FormerName& f : kFormerNames)
+        if (name == f.env)
+          loaded.warnings.push_back(fmt::format(
+              "environment variable {} is now called {}; please rename it", name, s.info.env));
       CEDANA_RETURN_IF_ERROR(apply(s.info.key, it->second, "env " + name, true));
       break;
     }

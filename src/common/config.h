@@ -1,7 +1,8 @@
 // Config: the configuration of every cedana program (/etc/cedana/config.json,
-// docs/configuration.md). Sections say who reads what: `controller` is the controller's alone,
-// `s3` serves every program that opens a store (storage::OpenStore takes only it); the rest is
-// the node's, of which the controller also reads the checkpoint dir and the cluster key. Every
+// docs/configuration.md). Sections say who reads what: `node` is the node daemon's (and its job
+// proxy's), `controller` the controller's, `s3` serves every program that opens a store
+// (storage::OpenStore takes only it); the few keys more than one program reads are top-level
+// members. The sections are the code's grouping; the file's keys are unchanged. Every
 // key has an environment override; precedence is defaults < file < environment < command line.
 // Parsed, validated, then frozen: the Config value is immutable once loaded and passed down
 // explicitly. Every key is listed in docs/configuration.md (a test checks that they agree).
@@ -73,27 +74,23 @@ struct ControllerConfig {
   std::string db_url = "sqlite:///var/lib/cedana/catalog.db";
 };
 
-struct Config {
-  // connection.url (CEDANA_URL): the controller's base URL, e.g. http://ctl:8080/v1. "" = none.
-  std::string url;
-  // connection.auth_token (CEDANA_AUTH_TOKEN): bearer token for the controller. Default "".
-  std::string auth_token;
-  // checkpoint.dir (CEDANA_CHECKPOINT_DIR): absolute path or s3://bucket/prefix.
-  std::string checkpoint_dir = "/var/lib/cedana/checkpoints";
+// The node daemon's own settings (checkpoint.*, criu.*, slurm.* and most of daemon.*), read on
+// the node by the daemon and the job proxy; the controller and the CLI never need them.
+struct NodeConfig {
   // checkpoint.streams (CEDANA_CHECKPOINT_STREAMS): streams per checkpoint, 1..64. Default 1.
   int checkpoint_streams = 1;
   // checkpoint.compression (CEDANA_CHECKPOINT_COMPRESSION): none|gzip|lz4|zstd. Default zstd.
   Codec checkpoint_compression = Codec::kZstd;
   // checkpoint.keep (CEDANA_CHECKPOINT_KEEP): newest checkpoints kept per label; 0 = all.
   int checkpoint_keep = 5;
-  // checkpoint.streaming (CEDANA_CHECKPOINT_STREAMING): CRIU's image files go straight into
-  // the streams as CRIU writes them (CRIU's image streamer) instead of through an images dir on
-  // disk. Default off (docs/architecture.md, *Streaming dumps*: not faster end to end here, and
-  // the workload stays frozen longer).
-  bool checkpoint_streaming = false;
+  // checkpoint.direct (CEDANA_CHECKPOINT_DIRECT): direct dumps, CRIU's image files go straight
+  // into the streams as CRIU writes them (CRIU's image streamer) instead of through an images
+  // dir on disk. Default off (docs/architecture.md, *Direct dumps*: not faster end to end here,
+  // and the workload stays frozen longer).
+  bool checkpoint_direct = false;
   // checkpoint.memory_limit_mib (CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB): most image bytes a
-  // streaming dump holds in memory; when reached, CRIU waits (the workload stays frozen
-  // longer). 64..65536, default 256.
+  // direct dump holds in memory; when reached, CRIU waits (the workload stays frozen longer).
+  // 64..65536, default 256.
   int checkpoint_memory_limit_mib = 256;
   // checkpoint.parallel_dumps (CEDANA_CHECKPOINT_PARALLEL_DUMPS): most dumps at once on the node
   // (daemon/dump_queue.h); 0 = auto (four per core). 0..256.
@@ -103,16 +100,10 @@ struct Config {
   OutsideTcp checkpoint_tcp = OutsideTcp::kRefuse;
   // checkpoint.work_dir (CEDANA_CHECKPOINT_WORK_DIR): local scratch for CRIU images dirs.
   std::string work_dir = "/var/lib/cedana/work";
-  // daemon.socket (CEDANA_DAEMON_SOCKET): the node daemon's unix socket.
-  std::string socket_path = "/run/cedana/cedana.sock";
   // daemon.state_dir (CEDANA_DAEMON_STATE_DIR): workload records (survive daemon restarts).
   std::string state_dir = "/run/cedana";
   // daemon.log_file (CEDANA_DAEMON_LOG_FILE): daemon log file, "" = stderr only.
   std::string log_file = "/var/log/cedana/daemon.log";
-  // daemon.log_level (CEDANA_LOG_LEVEL): debug|info|warn|error. Default info.
-  log::Level log_level = log::Level::kInfo;
-  // daemon.cluster_key_file (CEDANA_CLUSTER_KEY_FILE): root-only key that signs manifests.
-  std::string cluster_key_file = "/etc/cedana/cluster.key";
   // criu.binary (CEDANA_CRIU_BINARY): path of criu; "" = PATH, then /usr/local/bin/criu.
   std::string criu_binary;
   // criu.timeout_seconds (CEDANA_CRIU_TIMEOUT_SECONDS): deadline of one CRIU call, 1..86400.
@@ -125,8 +116,6 @@ struct Config {
   // daemon.metrics_port (CEDANA_DAEMON_METRICS_PORT): port on 127.0.0.1 where the node daemon
   // serves GET /metrics (daemon/metrics_server.h); 0 = off (the default). 0..65535.
   int daemon_metrics_port = 0;
-  ControllerConfig controller;
-  S3Config s3;
   // slurm.unprivileged (CEDANA_SLURM_UNPRIVILEGED): dump/restore as the job's user. 0|1.
   bool slurm_unprivileged = false;
   // slurm.requeue_on_timeout (CEDANA_SLURM_REQUEUE_ON_TIMEOUT): the site allows jobs that ask
@@ -137,6 +126,30 @@ struct Config {
   // slurm.timeout_margin_seconds (CEDANA_SLURM_TIMEOUT_MARGIN_SECONDS): the time-limit checkpoint
   // starts this long, plus the label's last checkpoint's duration, before the job's end time.
   int slurm_timeout_margin_seconds = 20;
+};
+
+// Every program's settings: what more than one program reads is here, the rest in its
+// program's section.
+struct Config {
+  // connection.url (CEDANA_URL): the controller's base URL, e.g. http://ctl:8080/v1. "" = none.
+  // Read by the CLI, `cedana check` and the node daemon's agent.
+  std::string url;
+  // connection.auth_token (CEDANA_AUTH_TOKEN): bearer token for the controller. Default "".
+  std::string auth_token;
+  // checkpoint.dir (CEDANA_CHECKPOINT_DIR): absolute path or s3://bucket/prefix. Read by every
+  // program that lists, reads or writes checkpoints.
+  std::string checkpoint_dir = "/var/lib/cedana/checkpoints";
+  // daemon.socket (CEDANA_DAEMON_SOCKET): the node daemon's unix socket (the CLI and the job
+  // proxy connect to it).
+  std::string socket_path = "/run/cedana/cedana.sock";
+  // daemon.log_level (CEDANA_LOG_LEVEL): debug|info|warn|error. Default info.
+  log::Level log_level = log::Level::kInfo;
+  // daemon.cluster_key_file (CEDANA_CLUSTER_KEY_FILE): root-only key that signs manifests (the
+  // node daemon signs, the controller checks).
+  std::string cluster_key_file = "/etc/cedana/cluster.key";
+  NodeConfig node;
+  ControllerConfig controller;
+  S3Config s3;
 };
 
 // Where a value came from, for `cedana config show`.

@@ -21,7 +21,7 @@ std::string WriteTemp(const std::string& text) {
 TEST(ConfigTest, DefaultsWhenNoFile) {
   auto c = LoadConfig("/nonexistent/config.json", {});
   ASSERT_TRUE(c.has_value()) << c.error().ToString();
-  EXPECT_EQ(c->config.checkpoint_streams, 1);
+  EXPECT_EQ(c->config.node.checkpoint_streams, 1);
   EXPECT_EQ(c->config.socket_path, "/run/cedana/cedana.sock");
   for (const auto& s : c->sources) EXPECT_EQ(s.origin, "default") << s.key;
 }
@@ -31,8 +31,8 @@ TEST(ConfigTest, PrecedenceFileEnvFlag) {
       WriteTemp(R"({"checkpoint": {"streams": 2, "compression": "gzip", "dir": "/a"}})");
   auto c = LoadConfig(path, {{"CEDANA_CHECKPOINT_STREAMS", "4"}}, {{"checkpoint.dir", "/b"}});
   ASSERT_TRUE(c.has_value()) << c.error().ToString();
-  EXPECT_EQ(c->config.checkpoint_streams, 4);
-  EXPECT_EQ(c->config.checkpoint_compression, Codec::kGzip);
+  EXPECT_EQ(c->config.node.checkpoint_streams, 4);
+  EXPECT_EQ(c->config.node.checkpoint_compression, Codec::kGzip);
   EXPECT_EQ(c->config.checkpoint_dir, "/b");
   std::map<std::string, std::string> origin;
   for (const auto& s : c->sources) origin[s.key] = s.origin;
@@ -49,11 +49,11 @@ TEST(ConfigTest, WordSettingsAreEnumsAndPrintAsTheirWords) {
                                                    {"CEDANA_LOG_LEVEL", "warn"},
                                                    {"CEDANA_CHECKPOINT_COMPRESSION", "lz4"}});
   ASSERT_TRUE(c.has_value()) << c.error().ToString();
-  EXPECT_EQ(c->config.checkpoint_tcp, OutsideTcp::kClose);
-  EXPECT_EQ(c->config.criu_no_breakpoints, BreakpointFallback::kOff);
+  EXPECT_EQ(c->config.node.checkpoint_tcp, OutsideTcp::kClose);
+  EXPECT_EQ(c->config.node.criu_no_breakpoints, BreakpointFallback::kOff);
   EXPECT_EQ(c->config.s3.addressing, S3Addressing::kPath);
   EXPECT_EQ(c->config.log_level, log::Level::kWarn);
-  EXPECT_EQ(c->config.checkpoint_compression, Codec::kLz4);
+  EXPECT_EQ(c->config.node.checkpoint_compression, Codec::kLz4);
   std::map<std::string, std::string> shown;
   for (const auto& s : c->sources) shown[s.key] = s.value;
   EXPECT_EQ(shown["checkpoint.tcp"], "close");
@@ -105,10 +105,37 @@ TEST(ConfigTest, BadValuesNameKeyAndValidValues) {
 TEST(ConfigTest, UnknownKeyInFileIsAWarning) {
   auto r = LoadConfig(WriteTemp(R"({"checkpoint": {"dirr": "/x", "keep": 3}})"), {});
   ASSERT_TRUE(r.has_value()) << r.error().ToString();
-  EXPECT_EQ(r->config.checkpoint_keep, 3);
+  EXPECT_EQ(r->config.node.checkpoint_keep, 3);
   ASSERT_EQ(r->warnings.size(), 1u);
   EXPECT_NE(r->warnings[0].find("ignoring config key \"checkpoint.dirr\""), std::string::npos)
       << r->warnings[0];
+}
+
+// A key renamed for the vocabulary is still read under its old name, with a warning that says
+// the new one; the new name wins when both are set.
+TEST(ConfigTest, AFormerKeyNameIsReadWithAWarning) {
+  auto r = LoadConfig(WriteTemp(R"({"checkpoint": {"streaming": true}})"), {});
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_TRUE(r->config.node.checkpoint_direct);
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("checkpoint.streaming in file"), std::string::npos)
+      << r->warnings[0];
+  EXPECT_NE(r->warnings[0].find("is now called checkpoint.direct"), std::string::npos);
+
+  r = LoadConfig("/nonexistent", {{"CEDANA_CHECKPOINT_STREAMING", "1"}});
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  EXPECT_TRUE(r->config.node.checkpoint_direct);
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(
+      r->warnings[0].find("CEDANA_CHECKPOINT_STREAMING is now called CEDANA_CHECKPOINT_DIRECT"),
+      std::string::npos)
+      << r->warnings[0];
+
+  r = LoadConfig("/nonexistent",
+                 {{"CEDANA_CHECKPOINT_STREAMING", "1"}, {"CEDANA_CHECKPOINT_DIRECT", "0"}});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_FALSE(r->config.node.checkpoint_direct);
+  EXPECT_TRUE(r->warnings.empty());
 }
 
 TEST(ConfigTest, StrictMakesAnUnknownKeyAnError) {
@@ -144,10 +171,10 @@ TEST(ConfigTest, CedanasOwnConfigIsReadAsOurs) {
   EXPECT_EQ(c.log_level, log::Level::kDebug);
   EXPECT_EQ(c.url, "https://x.cedana.ai");
   EXPECT_EQ(c.checkpoint_dir, "/data/ckpt");
-  EXPECT_EQ(c.checkpoint_compression, Codec::kNone);
-  EXPECT_EQ(c.checkpoint_streams, 1);
-  EXPECT_EQ(c.checkpoint_memory_limit_mib, 512);
-  EXPECT_EQ(c.criu_binary, "/opt/criu/criu");
+  EXPECT_EQ(c.node.checkpoint_compression, Codec::kNone);
+  EXPECT_EQ(c.node.checkpoint_streams, 1);
+  EXPECT_EQ(c.node.checkpoint_memory_limit_mib, 512);
+  EXPECT_EQ(c.node.criu_binary, "/opt/criu/criu");
   EXPECT_EQ(c.s3.access_key_id, "AK");
   EXPECT_EQ(c.s3.secret_access_key, "SK");
   EXPECT_EQ(c.s3.region, "eu-west-1");
@@ -177,13 +204,13 @@ TEST(ConfigTest, CedanasVariablesAreReadToo) {
   auto r = LoadConfig("/nonexistent", {{"CEDANA_CRIU_BINARY_PATH", "/opt/criu/criu"},
                                        {"AWS_ENDPOINT", "http://127.0.0.1:9000"}});
   ASSERT_TRUE(r.has_value()) << r.error().ToString();
-  EXPECT_EQ(r->config.criu_binary, "/opt/criu/criu");
+  EXPECT_EQ(r->config.node.criu_binary, "/opt/criu/criu");
   EXPECT_EQ(r->config.s3.endpoint_url, "http://127.0.0.1:9000");
   // Ours first, when both are set.
   r = LoadConfig("/nonexistent", {{"CEDANA_CRIU_BINARY_PATH", "/opt/criu/criu"},
                                   {"CEDANA_CRIU_BINARY", "/usr/sbin/criu"}});
   ASSERT_TRUE(r.has_value());
-  EXPECT_EQ(r->config.criu_binary, "/usr/sbin/criu");
+  EXPECT_EQ(r->config.node.criu_binary, "/usr/sbin/criu");
 }
 
 // A value that is no string, integer or bool: refused for a key of ours, ignored for another.
@@ -246,8 +273,8 @@ TEST(ConfigTest, JsonRoundTrip) {
   ASSERT_TRUE(c.has_value());
   auto again = LoadConfig(WriteTemp(ConfigToJson(c->config)), {});
   ASSERT_TRUE(again.has_value()) << again.error().ToString();
-  EXPECT_EQ(again->config.checkpoint_streams, 3);
-  EXPECT_TRUE(again->config.slurm_unprivileged);
+  EXPECT_EQ(again->config.node.checkpoint_streams, 3);
+  EXPECT_TRUE(again->config.node.slurm_unprivileged);
   EXPECT_TRUE(again->warnings.empty());
   // Each value in its JSON type, as a person would write it.
   auto j = nlohmann::json::parse(ConfigToJson(c->config));

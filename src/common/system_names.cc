@@ -45,7 +45,7 @@ Result<std::pair<uid_t, gid_t>> IdsOfUser(const std::string& user) {
 }
 
 std::string NodeName(const Config& config) {
-  if (!config.node_name.empty()) return config.node_name;
+  if (!config.node.node_name.empty()) return config.node.node_name;
   char buf[256] = {};
   ::gethostname(buf, sizeof buf - 1);
   return buf;

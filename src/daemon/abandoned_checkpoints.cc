@@ -18,7 +18,7 @@ std::vector<storage::CheckpointRef> Abandoned(std::vector<storage::CheckpointRef
   return uncommitted;
 }
 
-void SweepAbandonedCheckpoints(const Node& node) {
+void SweepAbandonedCheckpoints(const NodeContext& node) {
   Result<std::unique_ptr<storage::CheckpointStore>> store = node.OpenStore("");
   if (!store.has_value()) return;  // said by every other use of the store
   Result<std::vector<storage::CheckpointRef>> uncommitted = [&] {
@@ -35,7 +35,7 @@ void SweepAbandonedCheckpoints(const Node& node) {
        Abandoned(std::move(*uncommitted), std::chrono::system_clock::now())) {
     Result<std::pair<uid_t, gid_t>> ids = IdsOfUser(ref.owner);
     // Unprivileged mode writes as the owner: whose files these are is unknown on this node.
-    if (!ids.has_value() && node.config().slurm_unprivileged) continue;
+    if (!ids.has_value() && node.config().node.slurm_unprivileged) continue;
     const auto [uid, gid] = ids.has_value() ? node.StoreIdentityFor(ids->first, ids->second)
                                             : std::pair<uid_t, gid_t>{0, 0};
     AsFileUser as(uid, gid);

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <vector>
 
-#include "daemon/node.h"
+#include "daemon/node_context.h"
 #include "storage/checkpoint_store.h"
 
 namespace cedana::daemon {
@@ -23,6 +23,6 @@ std::vector<storage::CheckpointRef> Abandoned(std::vector<storage::CheckpointRef
 
 // Removes the node's checkpoint dir's abandoned checkpoints, each with its owner's file identity
 // in unprivileged mode (an owner unknown here is left to a node that knows it), and logs each.
-void SweepAbandonedCheckpoints(const Node& node);
+void SweepAbandonedCheckpoints(const NodeContext& node);
 
 }  // namespace cedana::daemon

@@ -15,7 +15,7 @@ namespace {
 constexpr auto kPollInterval = std::chrono::seconds(2);
 
 // The running managed workload of a SLURM job, if this node has one.
-std::optional<std::pair<std::string, WorkloadSpec>> WorkloadOfJob(const Node& node,
+std::optional<std::pair<std::string, WorkloadSpec>> WorkloadOfJob(const NodeContext& node,
                                                                   const std::string& job_id) {
   auto ids = node.records().List();
   if (!ids.has_value()) return std::nullopt;
@@ -31,7 +31,8 @@ std::optional<std::pair<std::string, WorkloadSpec>> WorkloadOfJob(const Node& no
 
 }  // namespace
 
-Agent::Agent(Node& node, std::string node_name) : node_(node), node_name_(std::move(node_name)) {}
+Agent::Agent(NodeContext& node, std::string node_name)
+    : node_(node), node_name_(std::move(node_name)) {}
 
 Agent::~Agent() {
   stop_ = true;

@@ -9,14 +9,14 @@
 #include <string>
 #include <thread>
 
-#include "daemon/node.h"
+#include "daemon/node_context.h"
 #include "daemon/thread_group.h"
 
 namespace cedana::daemon {
 
 class Agent {
  public:
-  Agent(Node& node, std::string node_name);
+  Agent(NodeContext& node, std::string node_name);
   ~Agent();  // stops the thread; operations in flight finish first, however long they take
   void Start();
 
@@ -25,7 +25,7 @@ class Agent {
   Status Tick();  // one report and claim; the error when the controller did not answer
   void RunOperation(const nlohmann::json& op);
 
-  Node& node_;
+  NodeContext& node_;
   const std::string node_name_;
   std::atomic<bool> stop_{false};
   std::thread thread_;

@@ -8,14 +8,14 @@
 
 #include "common/result.h"
 #include "daemon/dump_job.h"
-#include "daemon/node.h"
+#include "daemon/node_context.h"
 #include "daemon/restore_job.h"
 
 namespace cedana::daemon {
 
 class Checkpointer {
  public:
-  explicit Checkpointer(Node& node) : node_(node) {}
+  explicit Checkpointer(NodeContext& node) : node_(node) {}
 
   // Callers hold a slot of node.dump_queue() around it. Its guarantees: dump_job.h.
   Result<DumpOutcome> Dump(const Caller& caller, const DumpOptions& options,
@@ -25,7 +25,7 @@ class Checkpointer {
                                  const RestoreProgress& progress);
 
  private:
-  Node& node_;
+  NodeContext& node_;
 };
 
 }  // namespace cedana::daemon

@@ -68,8 +68,8 @@ class FakeEngine : public engine::CheckpointEngine {
   }
 
   // As criu --stream: every image through the receiver; a receiver that fails fails CRIU.
-  Status DumpStreaming(const engine::DumpRequest& request,
-                       engine::ImageReceiver* receiver) const override {
+  Status DumpDirect(const engine::DumpRequest& request,
+                    engine::ImageReceiver* receiver) const override {
     dumps_++;
     for (const auto& [name, bytes] : FakeImages(task_uid_)) {
       if (fail_ && name == "pages-1.img") return InternalError("criu: dump failed (fake)");
@@ -110,7 +110,7 @@ class FakeEngine : public engine::CheckpointEngine {
   engine::CriuSettings settings_{"/usr/sbin/criu", std::chrono::seconds(5), false};
   bool fail_ = false;
   uint32_t task_uid_ = kOwner;
-  bool write_until_refused_ = false;  // streaming: CRIU still writes when the store fails
+  bool write_until_refused_ = false;  // direct: CRIU still writes when the store fails
   mutable std::atomic<int> dumps_{0};
 };
 
@@ -158,12 +158,12 @@ class FakeLauncher : public WorkloadLauncher {
                                    int) const override {
     CEDANA_ASSIGN_OR_RETURN(WorkloadSpec spec, records.LoadSpec(id));
     launched_.push_back(spec);
-    if (fail_all_ || (fail_streamed_ && spec.streamed_restore))
+    if (fail_all_ || (fail_direct_ && spec.direct_restore))
       return InternalError("criu: restore failed (fake)");
     return SupervisorStarted{kPid + 1, kPid + 2};
   }
   bool fail_all_ = false;
-  bool fail_streamed_ = false;
+  bool fail_direct_ = false;
   mutable std::vector<WorkloadSpec> launched_;
 };
 
@@ -216,16 +216,16 @@ class CheckpointerTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override { MakeNode(GetParam()); }
 
-  void MakeNode(bool streaming) {
+  void MakeNode(bool direct) {
     Config config;
     config.checkpoint_dir = tmp_.Sub("checkpoints");
-    config.work_dir = tmp_.Sub("work");
-    config.state_dir = tmp_.Sub("state");
-    config.checkpoint_streaming = streaming;
-    config.checkpoint_streams = 2;
-    config.checkpoint_compression = Codec::kLz4;
-    config.checkpoint_keep = 5;
-    ASSERT_TRUE(fs::MakeDirs(config.work_dir, 0700).ok());
+    config.node.work_dir = tmp_.Sub("work");
+    config.node.state_dir = tmp_.Sub("state");
+    config.node.checkpoint_direct = direct;
+    config.node.checkpoint_streams = 2;
+    config.node.checkpoint_compression = Codec::kLz4;
+    config.node.checkpoint_keep = 5;
+    ASSERT_TRUE(fs::MakeDirs(config.node.work_dir, 0700).ok());
     auto engine = std::make_unique<FakeEngine>();
     auto processes = std::make_unique<FakeProcesses>();
     auto launcher = std::make_unique<FakeLauncher>();
@@ -242,7 +242,8 @@ class CheckpointerTest : public ::testing::TestWithParam<bool> {
       return Result<std::unique_ptr<storage::CheckpointStore>>(
           std::make_unique<FaultyStore>(root, faults));
     };
-    node_ = std::make_unique<Node>(config, std::move(seams), std::string(32, 'k'), "node-a", "4.1");
+    node_ = std::make_unique<NodeContext>(config, std::move(seams), std::string(32, 'k'), "node-a",
+                                          "4.1");
     RecordWorkload();
   }
 
@@ -287,10 +288,10 @@ class CheckpointerTest : public ::testing::TestWithParam<bool> {
   }
   // A dump that failed leaves nothing of itself on the node.
   void ExpectNothingLeftOnNode() {
-    auto work = fs::ListDir(node_->config().work_dir);
+    auto work = fs::ListDir(node_->config().node.work_dir);
     ASSERT_TRUE(work.has_value());
     EXPECT_TRUE(work->empty()) << work->front();
-    auto pending = DumpJournal(node_->config().state_dir).Pending();
+    auto pending = DumpJournal(node_->config().node.state_dir).Pending();
     ASSERT_TRUE(pending.has_value());
     EXPECT_TRUE(pending->empty());
     EXPECT_FALSE(fs::Exists(node_->records().DumpingMarker(kWorkload)));
@@ -301,7 +302,7 @@ class CheckpointerTest : public ::testing::TestWithParam<bool> {
   storage::testing::TempDir tmp_;
   std::shared_ptr<StoreFaults> faults_;
   std::unique_ptr<FaultyStore> store_;  // the node's store, for the tests to look into
-  std::unique_ptr<Node> node_;
+  std::unique_ptr<NodeContext> node_;
   FakeEngine* engine_ = nullptr;
   FakeProcesses* processes_ = nullptr;
   FakeLauncher* launcher_ = nullptr;
@@ -347,7 +348,7 @@ TEST_P(CheckpointerTest, CriuFailsNothingStoredTreeLeftToCriu) {
 
 // The store fails part-way (a full file system): the error is the store's, named as such, and
 // whatever was stored goes. A plain dump's CRIU had finished, so the tree is continued; a
-// streaming dump's CRIU, still writing, fails with its receiver and resumes the tree itself.
+// direct dump's CRIU, still writing, fails with its receiver and resumes the tree itself.
 TEST_P(CheckpointerTest, StoreFailsMidStream) {
   faults_->fail_after_bytes = 64 << 10;
   engine_->write_until_refused_ = true;
@@ -434,30 +435,30 @@ TEST_P(CheckpointerTest, RestoreLaunchesTheNewestCheckpoint) {
   EXPECT_EQ(spec.stdout_path, tmp_.Sub("out.log"));
   EXPECT_TRUE(node_->records().LoadSpec(r->workload_id).has_value());
   // The images dir went; the checkpoints stay.
-  EXPECT_TRUE(fs::ListDir(node_->config().work_dir)->empty());
+  EXPECT_TRUE(fs::ListDir(node_->config().node.work_dir)->empty());
   EXPECT_EQ(Committed(), 2u);
 }
 
 // A checkpoint a plain dump made has stream heads, so its restore streams; when CRIU fails on
-// the streamed images, the same checkpoint is restored once more after a full unpack.
-// A streaming dump's checkpoint has no heads: it is unpacked first, and restored once.
-TEST_P(CheckpointerTest, StreamedRestoreFailsThenPlainRetryRuns) {
+// the direct restore's images, the same checkpoint is restored once more after a full unpack.
+// A direct dump's checkpoint has no heads: it is unpacked first, and restored once.
+TEST_P(CheckpointerTest, DirectRestoreFailsThenPlainRetryRuns) {
   ASSERT_TRUE(Dump(true).has_value());
-  launcher_->fail_streamed_ = true;
+  launcher_->fail_direct_ = true;
   Result<RestoreOutcome> r = RestoreLabel();
   ASSERT_TRUE(r.has_value()) << r.error().ToString();
   if (GetParam()) {
     ASSERT_EQ(launcher_->launched_.size(), 1u);
-    EXPECT_FALSE(launcher_->launched_[0].streamed_restore);
+    EXPECT_FALSE(launcher_->launched_[0].direct_restore);
     return;
   }
   ASSERT_EQ(launcher_->launched_.size(), 2u);
-  EXPECT_TRUE(launcher_->launched_[0].streamed_restore);
-  EXPECT_FALSE(launcher_->launched_[1].streamed_restore);
+  EXPECT_TRUE(launcher_->launched_[0].direct_restore);
+  EXPECT_FALSE(launcher_->launched_[1].direct_restore);
   // The failed attempt's workload record is gone; the retry's stays.
   EXPECT_FALSE(node_->records().LoadSpec(launcher_->launched_[0].id).has_value());
   EXPECT_EQ(r->workload_id, launcher_->launched_[1].id);
-  EXPECT_TRUE(fs::ListDir(node_->config().work_dir)->empty());
+  EXPECT_TRUE(fs::ListDir(node_->config().node.work_dir)->empty());
 }
 
 // A label's newest checkpoint that cannot be restored is skipped for the next older one;
@@ -491,14 +492,14 @@ TEST_P(CheckpointerTest, RestoreThatCannotLaunchLeavesNoRecord) {
   for (const WorkloadSpec& spec : launcher_->launched_)
     EXPECT_FALSE(node_->records().LoadSpec(spec.id).has_value()) << spec.id;
   EXPECT_EQ(Committed(), 1u);
-  EXPECT_TRUE(fs::ListDir(node_->config().work_dir)->empty());
+  EXPECT_TRUE(fs::ListDir(node_->config().node.work_dir)->empty());
 }
 
 // The daemon stopped part-way through a dump: the next one finds the journal record. Before
 // the commit: what was stored goes and the stopped tree is continued. After it: the stop is
 // finished (recorded as checkpointed, then killed).
 TEST_P(CheckpointerTest, RecoveryAfterTheDaemonStoppedMidDump) {
-  const DumpJournal journal(node_->config().state_dir);
+  const DumpJournal journal(node_->config().node.state_dir);
   DumpIntent intent{"ck-half", UserName(kOwner), kLabel, kWorkload, kPid,
                     kPidStart, kOwner,           kOwner, false};
   ASSERT_TRUE(journal.Begin(intent).ok());
@@ -527,7 +528,7 @@ TEST_P(CheckpointerTest, RecoveryAfterTheDaemonStoppedMidDump) {
 
 // A pid reused by another process is never signalled.
 TEST_P(CheckpointerTest, RecoveryLeavesAReusedPidAlone) {
-  const DumpJournal journal(node_->config().state_dir);
+  const DumpJournal journal(node_->config().node.state_dir);
   ASSERT_TRUE(journal
                   .Begin(DumpIntent{"ck-gone", UserName(kOwner), kLabel, kWorkload, kPid,
                                     kPidStart + 1, kOwner, kOwner, false})
@@ -536,8 +537,8 @@ TEST_P(CheckpointerTest, RecoveryLeavesAReusedPidAlone) {
   EXPECT_TRUE(processes_->actions().empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(PlainAndStreaming, CheckpointerTest, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? "streaming" : "plain"; });
+INSTANTIATE_TEST_SUITE_P(PlainAndDirect, CheckpointerTest, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "direct" : "plain"; });
 
 }  // namespace
 }  // namespace cedana::daemon

@@ -9,9 +9,9 @@
 #include "common/fs.h"
 #include "common/unique_fd.h"
 #include "daemon/caller_files.h"
-#include "image/catalog.h"
+#include "image/checkpoint_listing.h"
+#include "image/direct_pack.h"
 #include "image/pack.h"
-#include "image/stream_pack.h"
 
 namespace cedana::daemon {
 namespace {
@@ -79,7 +79,7 @@ class Packed : public DumpImages {
 // images also to the images dir. Called from the image streamer's thread only.
 class PackReceiver : public engine::ImageReceiver {
  public:
-  PackReceiver(image::StreamingPack* pack, std::string dir) : pack_(pack), dir_(std::move(dir)) {}
+  PackReceiver(image::DirectPack* pack, std::string dir) : pack_(pack), dir_(std::move(dir)) {}
 
   Result<int> Open(const std::string& name) override {
     CEDANA_ASSIGN_OR_RETURN(int id, pack_->OpenFile(name));  // refuses unsafe names
@@ -112,18 +112,18 @@ class PackReceiver : public engine::ImageReceiver {
   }
 
  private:
-  image::StreamingPack* pack_;
+  image::DirectPack* pack_;
   std::string dir_;
   std::vector<UniqueFd> local_;
 };
 
-class Streamed : public DumpImages {
+class Direct : public DumpImages {
  public:
-  explicit Streamed(DumpImagesSetup setup) : setup_(std::move(setup)) {}
+  explicit Direct(DumpImagesSetup setup) : setup_(std::move(setup)) {}
 
   Status Capture(const engine::CheckpointEngine& engine,
                  const engine::DumpRequest& request) override {
-    image::StreamingPackOptions options;
+    image::DirectPackOptions options;
     options.streams = setup_.streams;
     options.codec = setup_.codec;
     options.memory_limit = setup_.memory_limit;
@@ -134,10 +134,10 @@ class Streamed : public DumpImages {
       // the image streamer's thread (the local images dir) do not.
       AsFileUser as_owner(setup_.store_uid, setup_.store_gid);
       CEDANA_ASSIGN_OR_RETURN(
-          pack_, image::StreamingPack::Start(*setup_.store, setup_.ref, std::move(options)));
+          pack_, image::DirectPack::Start(*setup_.store, setup_.ref, std::move(options)));
     }
     PackReceiver receiver(pack_.get(), setup_.images_dir);
-    if (Status s = engine.DumpStreaming(request, &receiver); !s.ok()) {
+    if (Status s = engine.DumpDirect(request, &receiver); !s.ok()) {
       // A store failure is the cause; CRIU's failure is then only its consequence.
       if (Status cause = pack_->Abort(); !cause.ok())
         return StoreFailure(setup_, cause, setup_.expected_bytes())
@@ -150,13 +150,13 @@ class Streamed : public DumpImages {
   Result<StoredImages> Store() override {
     AsFileUser as_owner(setup_.store_uid, setup_.store_gid);
     Result<std::vector<image::StreamInfo>> packed = pack_->Finish();
-    const image::StreamingPackStats stats = pack_->stats();
+    const image::DirectPackStats stats = pack_->stats();
     if (!packed.has_value()) return StoreFailure(setup_, packed.error(), stats.file_bytes);
     StoredImages out;
     out.streams = std::move(packed).value();
     out.images_bytes = stats.file_bytes;
-    out.note = fmt::format(", streamed {} files, peak buffer {} MiB, criu waited {} ms",
-                           stats.files, stats.peak_buffered >> 20, stats.waited.count());
+    out.note = fmt::format(", direct, {} files, peak buffer {} MiB, criu waited {} ms", stats.files,
+                           stats.peak_buffered >> 20, stats.waited.count());
     return out;
   }
 
@@ -166,7 +166,7 @@ class Streamed : public DumpImages {
 
  private:
   DumpImagesSetup setup_;
-  std::unique_ptr<image::StreamingPack> pack_;
+  std::unique_ptr<image::DirectPack> pack_;
 };
 
 }  // namespace
@@ -175,8 +175,8 @@ std::unique_ptr<DumpImages> PackedAfterDump(DumpImagesSetup setup) {
   return std::make_unique<Packed>(std::move(setup));
 }
 
-std::unique_ptr<DumpImages> StreamedDuringDump(DumpImagesSetup setup) {
-  return std::make_unique<Streamed>(std::move(setup));
+std::unique_ptr<DumpImages> DirectDuringDump(DumpImagesSetup setup) {
+  return std::make_unique<Direct>(std::move(setup));
 }
 
 }  // namespace cedana::daemon

@@ -1,9 +1,9 @@
 // DumpImages: where a dump's CRIU images go and how they reach the checkpoint store, chosen
-// once by the dump's plan (checkpoint.streaming):
+// once by the dump's plan (checkpoint.direct):
 //   packed after the dump   CRIU writes an images dir in the work dir; once CRIU is done it is
 //                           packed into the store's streams (image/pack.h).
-//   streamed during it      CRIU hands each image to a StreamingPack as it writes it
-//                           (image/stream_pack.h), so the memory never touches the local disk;
+//   direct, during it       CRIU hands each image to a DirectPack as it writes it
+//                           (image/direct_pack.h), so the memory never touches the local disk;
 //                           the small images are written to the images dir as well.
 // Either way the images dir holds every core-*.img for the credentials check before the commit,
 // and CRIU's log. One producer thread calls Capture, then Store or Abort.
@@ -27,7 +27,7 @@ namespace cedana::daemon {
 struct StoredImages {
   std::vector<image::StreamInfo> streams;
   uint64_t images_bytes = 0;  // the images' size before compression
-  std::string note;           // for the dump's log line ("" or ", streamed ...")
+  std::string note;           // for the dump's log line ("" or ", direct, ...")
 };
 
 class DumpImages {
@@ -50,7 +50,7 @@ struct DumpImagesSetup {
   std::string work_dir;    // for the message when it is full
   int streams = 1;
   Codec codec = Codec::kNone;
-  uint64_t memory_limit = 0;  // the streaming pack's buffers
+  uint64_t memory_limit = 0;  // the direct pack's buffers
   // The store's file-system identity (AsFileUser): storing threads are created with it.
   uid_t store_uid = 0;
   gid_t store_gid = 0;
@@ -59,6 +59,6 @@ struct DumpImagesSetup {
 };
 
 std::unique_ptr<DumpImages> PackedAfterDump(DumpImagesSetup setup);
-std::unique_ptr<DumpImages> StreamedDuringDump(DumpImagesSetup setup);
+std::unique_ptr<DumpImages> DirectDuringDump(DumpImagesSetup setup);
 
 }  // namespace cedana::daemon

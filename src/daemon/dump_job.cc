@@ -21,7 +21,7 @@
 #include "daemon/dump_plan.h"
 #include "daemon/dump_rollback.h"
 #include "daemon/tcp_policy.h"
-#include "image/catalog.h"
+#include "image/checkpoint_listing.h"
 #include "image/image_creds.h"
 
 namespace cedana::daemon {
@@ -40,9 +40,9 @@ int64_t MsBetween(Clock::time_point from, Clock::time_point to) {
 // half-written; the next daemon puts both right from it, daemon/recovery.h).
 class DumpWorkspace {
  public:
-  DumpWorkspace(Node& node, const DumpPlan& plan) : node_(node), plan_(plan) {}
+  DumpWorkspace(NodeContext& node, const DumpPlan& plan) : node_(node), plan_(plan) {}
   ~DumpWorkspace() {
-    if (journaled_) DumpJournal(node_.config().state_dir).End(plan_.manifest.id);
+    if (journaled_) DumpJournal(node_.config().node.state_dir).End(plan_.manifest.id);
     if (!marker_.empty()) ::unlink(marker_.c_str());
     if (claimed_) {
       (void)fs::RemoveTree(plan_.images_dir);
@@ -63,7 +63,7 @@ class DumpWorkspace {
       marker_ = node_.records().DumpingMarker(target.workload_id);
       (void)fs::WriteFileAtomic(marker_, m.id, 0644);
     }
-    const std::string& state_dir = node_.config().state_dir;
+    const std::string& state_dir = node_.config().node.state_dir;
     CEDANA_RETURN_IF_ERROR(DumpJournal(state_dir).Begin(
         DumpIntent{m.id, m.owner, m.label, target.workload_id, target.pid,
                    node_.processes().StartTime(target.pid), target.uid, target.gid, leave_running}))
@@ -73,7 +73,7 @@ class DumpWorkspace {
   }
 
  private:
-  Node& node_;
+  NodeContext& node_;
   const DumpPlan& plan_;
   bool claimed_ = false;
   bool journaled_ = false;
@@ -81,8 +81,8 @@ class DumpWorkspace {
 };
 
 // The dump of a resolved target (its owner checked).
-Result<DumpOutcome> DumpResolved(Node& node, const DumpTarget& target, const DumpOptions& options,
-                                 const DumpProgress& progress) {
+Result<DumpOutcome> DumpResolved(NodeContext& node, const DumpTarget& target,
+                                 const DumpOptions& options, const DumpProgress& progress) {
   const auto started = Clock::now();
   std::unique_lock<std::mutex> lock;
   if (!target.workload_id.empty()) lock = node.LockWorkload(target.workload_id);
@@ -111,16 +111,16 @@ Result<DumpOutcome> DumpResolved(Node& node, const DumpTarget& target, const Dum
   setup.store = store.get();
   setup.ref = plan.ref;
   setup.images_dir = plan.images_dir;
-  setup.work_dir = cfg.work_dir;
+  setup.work_dir = cfg.node.work_dir;
   setup.streams = plan.streams;
   setup.codec = m.codec;
-  setup.memory_limit = static_cast<uint64_t>(cfg.checkpoint_memory_limit_mib) << 20;
+  setup.memory_limit = static_cast<uint64_t>(cfg.node.checkpoint_memory_limit_mib) << 20;
   setup.store_uid = store_uid;
   setup.store_gid = store_gid;
   setup.expected_bytes = [&] { return node.processes().ResidentBytes(target.pid); };
   setup.progress = progress;
   std::unique_ptr<DumpImages> images =
-      plan.streaming ? StreamedDuringDump(std::move(setup)) : PackedAfterDump(std::move(setup));
+      plan.direct ? DirectDuringDump(std::move(setup)) : PackedAfterDump(std::move(setup));
 
   // Capture. Without leave-running the tree is left *stopped* rather than killed: if storing or
   // the commit fails it is continued; it is killed only once the checkpoint is committed.
@@ -134,7 +134,7 @@ Result<DumpOutcome> DumpResolved(Node& node, const DumpTarget& target, const Dum
   req.tcp_close = tcp.mode == TcpMode::kClose;
   req.run_as = plan.criu_identity;
   if (plan.criu_identity) log::Info("dump: criu runs as {} (unprivileged mode)", m.owner);
-  // A streaming dump stores while CRIU runs, so what is stored goes on any failure from here.
+  // A direct dump stores while CRIU runs, so what is stored goes on any failure from here.
   DumpRollback rollback(node.processes(), m.id);
   rollback.DeleteStored(images.get(), store.get(), plan.ref, store_uid, store_gid);
   if (progress) progress("dumping", 0, 0);
@@ -194,11 +194,12 @@ Result<DumpOutcome> DumpResolved(Node& node, const DumpTarget& target, const Dum
   }
   {
     AsFileUser as_owner(store_uid, store_gid);
-    if (Status s = image::ApplyRetention(*store, m.owner, m.label, cfg.checkpoint_keep); !s.ok())
+    if (Status s = image::ApplyRetention(*store, m.owner, m.label, cfg.node.checkpoint_keep);
+        !s.ok())
       log::Warn("dump: retention for label {}: {}", m.label, s.ToString());
   }
 
-  // "dump": how long CRIU ran, i.e. the longest the tree was frozen (a streaming dump's CRIU
+  // "dump": how long CRIU ran, i.e. the longest the tree was frozen (a direct dump's CRIU
   // also waits for the store when the memory limit is reached).
   log::Info(
       "dump: checkpoint {} of pid {} (label {}, {} bytes stored, {}dump {} ms, total {} ms{})",
@@ -222,7 +223,7 @@ std::string DumpImagesName(const std::string& checkpoint_id) { return "dump-" + 
 namespace {
 
 // Checkpointer::Dump without the metrics.
-Result<DumpOutcome> DumpAndTell(Node& node, const Caller& caller, const DumpOptions& options,
+Result<DumpOutcome> DumpAndTell(NodeContext& node, const Caller& caller, const DumpOptions& options,
                                 const DumpProgress& progress) {
   // A workload that does not exist, is not the caller's or is not running: nothing to tell.
   CEDANA_ASSIGN_OR_RETURN(const DumpTarget target, ResolveDumpTarget(node, caller, options));
@@ -251,9 +252,9 @@ Result<DumpOutcome> Checkpointer::Dump(const Caller& caller, const DumpOptions& 
 }
 
 // What a dump of `o` asks of the node (daemon/dump_queue.h): its tree's resident memory is
-// about what CRIU writes; the dump itself holds its streaming buffer, and the images too when
+// about what CRIU writes; the dump itself holds its direct pack's buffer, and the images too when
 // the work dir is in memory.
-DumpDemand DemandOf(Node& node, const DumpOptions& o, int64_t deadline_ms) {
+DumpDemand DemandOf(NodeContext& node, const DumpOptions& o, int64_t deadline_ms) {
   constexpr uint64_t kDumpBaseBytes = 64ull << 20;  // CRIU, the packer's buffers
   pid_t root = o.pid;
   if (!o.workload_id.empty())
@@ -262,9 +263,9 @@ DumpDemand DemandOf(Node& node, const DumpOptions& o, int64_t deadline_ms) {
   d.key = o.workload_id.empty() ? fmt::format("pid {}", root) : o.workload_id;
   d.bytes = node.processes().ResidentBytes(root);
   d.memory_bytes = kDumpBaseBytes;
-  if (node.config().checkpoint_streaming)
-    d.memory_bytes += static_cast<uint64_t>(node.config().checkpoint_memory_limit_mib) << 20;
-  else if (fs::IsInMemoryFileSystem(node.config().work_dir)) d.memory_bytes += d.bytes;
+  if (node.config().node.checkpoint_direct)
+    d.memory_bytes += static_cast<uint64_t>(node.config().node.checkpoint_memory_limit_mib) << 20;
+  else if (fs::IsInMemoryFileSystem(node.config().node.work_dir)) d.memory_bytes += d.bytes;
   // A deadline already past goes first, no earlier than "now" (the claim is the caller's own).
   d.deadline_ms = deadline_ms > 0 ? std::max(deadline_ms, UnixMillis()) : 0;
   return d;

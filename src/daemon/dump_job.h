@@ -13,7 +13,7 @@
 
 #include "common/phase_durations.h"
 #include "common/result.h"
-#include "daemon/node.h"
+#include "daemon/node_context.h"
 #include "image/manifest.h"
 
 namespace cedana::daemon {
@@ -48,6 +48,6 @@ std::string DumpImagesName(const std::string& checkpoint_id);
 
 // What a dump of `o` asks of the node, for its place in the dump queue (daemon/dump_queue.h).
 // deadline_ms: when SLURM ends the job, unix ms; 0 = none.
-DumpDemand DemandOf(Node& node, const DumpOptions& o, int64_t deadline_ms);
+DumpDemand DemandOf(NodeContext& node, const DumpOptions& o, int64_t deadline_ms);
 
 }  // namespace cedana::daemon

@@ -20,7 +20,8 @@ namespace {
 
 constexpr size_t kMaxScriptBytes = 4 << 20;
 
-Result<DumpTarget> WorkloadTarget(const Node& node, const Caller& caller, const std::string& id) {
+Result<DumpTarget> WorkloadTarget(const NodeContext& node, const Caller& caller,
+                                  const std::string& id) {
   CEDANA_ASSIGN_OR_RETURN(WorkloadSpec spec, node.records().LoadSpec(id));
   CEDANA_ASSIGN_OR_RETURN(WorkloadState state, node.records().LoadState(id));
   CEDANA_RETURN_IF_ERROR(CheckOwner(caller, spec.uid, "workload " + spec.id));
@@ -78,7 +79,8 @@ std::string KernelRelease() {
 
 }  // namespace
 
-Result<DumpTarget> ResolveDumpTarget(const Node& node, const Caller& caller, const DumpOptions& o) {
+Result<DumpTarget> ResolveDumpTarget(const NodeContext& node, const Caller& caller,
+                                     const DumpOptions& o) {
   CEDANA_ASSIGN_OR_RETURN(DumpTarget t, o.workload_id.empty()
                                             ? ProcessTarget(caller, o.pid)
                                             : WorkloadTarget(node, caller, o.workload_id));
@@ -87,24 +89,24 @@ Result<DumpTarget> ResolveDumpTarget(const Node& node, const Caller& caller, con
   return t;
 }
 
-Result<DumpPlan> PlanDump(const Node& node, const DumpTarget& target, const DumpOptions& o) {
+Result<DumpPlan> PlanDump(const NodeContext& node, const DumpTarget& target, const DumpOptions& o) {
   const Config& cfg = node.config();
   DumpPlan p;
-  Codec codec = cfg.checkpoint_compression;
+  Codec codec = cfg.node.checkpoint_compression;
   if (!o.compression.empty()) {
     CEDANA_ASSIGN_OR_RETURN(codec, ParseCodec(o.compression));
   }
-  p.streams = o.streams == 0 ? cfg.checkpoint_streams : o.streams;
+  p.streams = o.streams == 0 ? cfg.node.checkpoint_streams : o.streams;
   if (p.streams < 1 || p.streams > kMaxCheckpointStreams)
     return InvalidArgumentError(
         fmt::format("streams must be between 1 and {}, got {}", kMaxCheckpointStreams, p.streams));
   // The dump's own option, else the job's, else the node's.
-  p.outside_tcp = cfg.checkpoint_tcp;
+  p.outside_tcp = cfg.node.checkpoint_tcp;
   if (const std::string& asked = !o.tcp.empty() ? o.tcp : target.tcp; !asked.empty()) {
     CEDANA_ASSIGN_OR_RETURN(p.outside_tcp, ParseOutsideTcp(asked));
   }
   CEDANA_RETURN_IF_ERROR(ValidateCheckpointReason(o.reason));
-  p.streaming = cfg.checkpoint_streaming;
+  p.direct = cfg.node.checkpoint_direct;
   p.criu_identity = node.CriuIdentityFor(target.uid, target.gid);
   p.store_identity = node.StoreIdentityFor(target.uid, target.gid);
 
@@ -125,7 +127,7 @@ Result<DumpPlan> PlanDump(const Node& node, const DumpTarget& target, const Dump
   m.restart_count = target.restart_count;
   p.ref = storage::CheckpointRef{m.owner, m.label, m.id};
   p.images_name = DumpImagesName(m.id);
-  p.images_dir = cfg.work_dir + "/" + p.images_name;
+  p.images_dir = cfg.node.work_dir + "/" + p.images_name;
   return p;
 }
 

@@ -16,7 +16,7 @@
 
 #include "common/result.h"
 #include "daemon/dump_job.h"
-#include "daemon/node.h"
+#include "daemon/node_context.h"
 #include "daemon/tcp_policy.h"
 #include "image/codec.h"
 #include "image/manifest.h"
@@ -38,7 +38,7 @@ struct DumpTarget {
 };
 
 // kNotFound, kPermissionDenied or kFailedPrecondition (not running): nothing to tell its owner.
-Result<DumpTarget> ResolveDumpTarget(const Node& node, const Caller& caller,
+Result<DumpTarget> ResolveDumpTarget(const NodeContext& node, const Caller& caller,
                                      const DumpOptions& options);
 
 struct DumpPlan {
@@ -46,14 +46,15 @@ struct DumpPlan {
   storage::CheckpointRef ref;
   int streams = 1;
   OutsideTcp outside_tcp = OutsideTcp::kRefuse;
-  bool streaming = false;   // checkpoint.streaming: CRIU's images go to the store as written
-  std::string images_name;  // in the work dir (Node::ClaimWorkDir)
+  bool direct = false;      // checkpoint.direct: CRIU's images go to the store as written
+  std::string images_name;  // in the work dir (NodeContext::ClaimWorkDir)
   std::string images_dir;
   std::optional<engine::RunAs> criu_identity;  // unprivileged mode: the owner
-  std::pair<uid_t, gid_t> store_identity;      // Node::StoreIdentityFor
+  std::pair<uid_t, gid_t> store_identity;      // NodeContext::StoreIdentityFor
 };
 
 // kInvalidArgument naming the option that is wrong and what is valid.
-Result<DumpPlan> PlanDump(const Node& node, const DumpTarget& target, const DumpOptions& options);
+Result<DumpPlan> PlanDump(const NodeContext& node, const DumpTarget& target,
+                          const DumpOptions& options);
 
 }  // namespace cedana::daemon

@@ -20,7 +20,7 @@
 #include "daemon/slurm_job_registry.h"
 #include "daemon/supervisor.h"
 #include "engine/process_tree.h"
-#include "image/catalog.h"
+#include "image/checkpoint_listing.h"
 #include "image/lineage.h"
 #include "protocol/daemon_reply.h"
 
@@ -31,7 +31,7 @@ using protocol::DaemonOp;
 using protocol::DaemonRequest;
 using protocol::Message;
 
-protocol::WorkloadInfo WorkloadInfoOf(const Node& node, const std::string& id) {
+protocol::WorkloadInfo WorkloadInfoOf(const NodeContext& node, const std::string& id) {
   protocol::WorkloadInfo w;
   w.id = id;
   auto spec = node.records().LoadSpec(id);
@@ -57,7 +57,7 @@ protocol::WorkloadInfo WorkloadInfoOf(const Node& node, const std::string& id) {
 // Request fields a non-root caller could use to make root act outside that caller's reach.
 // (Their form was checked by ParseDaemonRequest; these checks need the node and the caller.)
 // The checkpoint dir: only root picks another one than the configured dir.
-Status CheckDir(const Node& node, const Caller& caller, const std::string& dir) {
+Status CheckDir(const NodeContext& node, const Caller& caller, const std::string& dir) {
   if (caller.IsRoot() || dir.empty() || dir == node.config().checkpoint_dir) return OkStatus();
   return PermissionDeniedError(fmt::format(
       "only root chooses the checkpoint dir; {}'s checkpoints go to the configured one ({})",
@@ -66,7 +66,7 @@ Status CheckDir(const Node& node, const Caller& caller, const std::string& dir) 
 
 // A SLURM job id a workload is attached to must name one of the caller's jobs: slurmd
 // registered it for the caller's uid (task/cedana, HandleSlurmJobStart). Root may name any.
-Status CheckJobId(const Node& node, const Caller& caller, const std::string& job_id) {
+Status CheckJobId(const NodeContext& node, const Caller& caller, const std::string& job_id) {
   if (job_id.empty() || caller.IsRoot()) return OkStatus();
   std::optional<uid_t> owner = node.slurm_jobs().OwnerOf(job_id);
   if (owner == caller.uid) return OkStatus();
@@ -98,9 +98,10 @@ Status CheckOutputPath(const Caller& caller, const std::string& path) {
 
 // What the node's site allows a job proxy at its job's time limit (docs/slurm.md, "Time
 // limits"): from the daemon's config, which a job's environment cannot change.
-protocol::TimeLimitGrant TimeLimitPolicy(const Node& node) {
+protocol::TimeLimitGrant TimeLimitPolicy(const NodeContext& node) {
   const Config& c = node.config();
-  return {c.slurm_requeue_on_timeout, c.slurm_max_restarts, c.slurm_timeout_margin_seconds};
+  return {c.node.slurm_requeue_on_timeout, c.node.slurm_max_restarts,
+          c.node.slurm_timeout_margin_seconds};
 }
 
 protocol::StartedWorkload RestoredWorkload(const RestoreOutcome& r) {
@@ -167,7 +168,7 @@ void AddPidNamespaceEnv(WorkloadSpec* spec) {
 
 // With restore_label (the SLURM job proxy), the newest good checkpoint of the label is restored
 // if there is one; if none can be, the command starts fresh and the reason is returned.
-Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest& req) {
+Result<Message> HandleRun(NodeContext& node, const Caller& caller, const DaemonRequest& req) {
   std::string restore_error, fresh_reason;
   CEDANA_RETURN_IF_ERROR(CheckJobId(node, caller, req.job_id));
   CEDANA_RETURN_IF_ERROR(CheckOwnerPid(caller, req.owner_pid));
@@ -241,7 +242,7 @@ Result<Message> HandleRun(Node& node, const Caller& caller, const DaemonRequest&
   return protocol::EncodeReply(w);
 }
 
-Result<Message> HandlePs(Node& node, const Caller& caller) {
+Result<Message> HandlePs(NodeContext& node, const Caller& caller) {
   CEDANA_ASSIGN_OR_RETURN(auto ids, node.records().List());
   protocol::WorkloadList list;
   for (const auto& id : ids) {
@@ -253,14 +254,14 @@ Result<Message> HandlePs(Node& node, const Caller& caller) {
   return protocol::EncodeReply(list);
 }
 
-Result<Message> HandleInspect(Node& node, const Caller& caller, const DaemonRequest& req) {
+Result<Message> HandleInspect(NodeContext& node, const Caller& caller, const DaemonRequest& req) {
   const std::string& id = req.id;
   CEDANA_ASSIGN_OR_RETURN(WorkloadSpec spec, node.records().LoadSpec(id));
   CEDANA_RETURN_IF_ERROR(CheckOwner(caller, spec.uid, "workload " + id));
   return protocol::EncodeReply(WorkloadInfoOf(node, id));
 }
 
-Result<Message> HandleKill(Node& node, const Caller& caller, const DaemonRequest& req) {
+Result<Message> HandleKill(NodeContext& node, const Caller& caller, const DaemonRequest& req) {
   const std::string& id = req.id;
   CEDANA_ASSIGN_OR_RETURN(WorkloadSpec spec, node.records().LoadSpec(id));
   CEDANA_RETURN_IF_ERROR(CheckOwner(caller, spec.uid, "workload " + id));
@@ -309,7 +310,7 @@ protocol::CheckpointSummary SummaryOf(const image::Manifest& m) {
 // workload (its label, its lineage, its stop); P inside one is refused, since a checkpoint of a
 // part of a tree would kill that part under the workload. Other pids are foreign trees.
 // Another user's workloads are left alone (their pids fail the ownership check as foreign).
-Status ResolveManagedPid(const Node& node, const Caller& caller, DumpOptions* o) {
+Status ResolveManagedPid(const NodeContext& node, const Caller& caller, DumpOptions* o) {
   if (o->pid == 0) return OkStatus();
   CEDANA_ASSIGN_OR_RETURN(auto ids, node.records().List());
   for (const auto& id : ids) {
@@ -337,7 +338,7 @@ Status ResolveManagedPid(const Node& node, const Caller& caller, DumpOptions* o)
 // Waits for the dump's turn (daemon/dump_queue.h), telling the caller when it is expected to
 // finish: a job proxy tells its job when that is past the grace time. While it waits, the first
 // dump of a workload counts against no connection cap (ConnectionLimits::Park).
-DumpQueue::Slot WaitForDumpSlot(Node& node, const Caller& caller, const DumpOptions& o,
+DumpQueue::Slot WaitForDumpSlot(NodeContext& node, const Caller& caller, const DumpOptions& o,
                                 int64_t deadline_ms, const SendProgress& send) {
   const DumpDemand demand = DemandOf(node, o, deadline_ms);
   bool parked = false;
@@ -363,7 +364,7 @@ DumpQueue::Slot WaitForDumpSlot(Node& node, const Caller& caller, const DumpOpti
   return slot;
 }
 
-Result<Message> HandleDump(Node& node, const Caller& caller, const DaemonRequest& req,
+Result<Message> HandleDump(NodeContext& node, const Caller& caller, const DaemonRequest& req,
                            const SendProgress& send) {
   DumpOptions o;
   o.workload_id = req.id;
@@ -393,7 +394,7 @@ Result<Message> HandleDump(Node& node, const Caller& caller, const DaemonRequest
   return protocol::EncodeReply(summary);
 }
 
-Result<Message> HandleRestore(Node& node, const Caller& caller, const DaemonRequest& req,
+Result<Message> HandleRestore(NodeContext& node, const Caller& caller, const DaemonRequest& req,
                               const SendProgress& send) {
   RestoreOptions o;
   o.checkpoint_id = req.checkpoint_id;
@@ -414,7 +415,8 @@ Result<Message> HandleRestore(Node& node, const Caller& caller, const DaemonRequ
   return protocol::EncodeReply(RestoredWorkload(out));
 }
 
-Result<Message> HandleCheckpoints(Node& node, const Caller& caller, const DaemonRequest& req) {
+Result<Message> HandleCheckpoints(NodeContext& node, const Caller& caller,
+                                  const DaemonRequest& req) {
   CEDANA_RETURN_IF_ERROR(CheckDir(node, caller, req.dir));
   // Unprivileged mode: a user's own checkpoints are read with that user's identity.
   const auto [fs_uid, fs_gid] = node.StoreIdentityFor(caller.uid, caller.gid);
@@ -439,7 +441,8 @@ Result<Message> HandleCheckpoints(Node& node, const Caller& caller, const Daemon
   return protocol::EncodeReply(list);
 }
 
-Result<Message> HandleDeleteCheckpoint(Node& node, const Caller& caller, const DaemonRequest& req) {
+Result<Message> HandleDeleteCheckpoint(NodeContext& node, const Caller& caller,
+                                       const DaemonRequest& req) {
   CEDANA_RETURN_IF_ERROR(CheckDir(node, caller, req.dir));
   // Unprivileged mode: a user's own checkpoints are read with that user's identity.
   const auto [fs_uid, fs_gid] = node.StoreIdentityFor(caller.uid, caller.gid);
@@ -453,7 +456,8 @@ Result<Message> HandleDeleteCheckpoint(Node& node, const Caller& caller, const D
 }
 
 // From task_cedana.so inside slurmd, which runs as root: "slurmd is launching job J of uid U".
-Result<Message> HandleSlurmJobStart(Node& node, const Caller& caller, const DaemonRequest& req) {
+Result<Message> HandleSlurmJobStart(NodeContext& node, const Caller& caller,
+                                    const DaemonRequest& req) {
   if (!caller.IsRoot())
     return PermissionDeniedError("only slurmd (root) registers SLURM jobs with the node daemon");
   const std::string& job_id = req.job_id;
@@ -465,7 +469,7 @@ Result<Message> HandleSlurmJobStart(Node& node, const Caller& caller, const Daem
 
 }  // namespace
 
-Result<Message> HandleRequest(Node& node, const Caller& caller, const Message& request,
+Result<Message> HandleRequest(NodeContext& node, const Caller& caller, const Message& request,
                               const SendProgress& send_progress) {
   // Every field is typed and checked before any handler looks at it (or at the node).
   CEDANA_ASSIGN_OR_RETURN(DaemonRequest req, protocol::ParseDaemonRequest(request));

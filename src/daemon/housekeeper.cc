@@ -7,7 +7,7 @@
 
 namespace cedana::daemon {
 
-Housekeeper::Housekeeper(const Node& node) : node_(node) {}
+Housekeeper::Housekeeper(const NodeContext& node) : node_(node) {}
 
 Housekeeper::~Housekeeper() {
   {

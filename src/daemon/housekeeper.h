@@ -10,13 +10,13 @@
 #include <string>
 #include <thread>
 
-#include "daemon/node.h"
+#include "daemon/node_context.h"
 
 namespace cedana::daemon {
 
 class Housekeeper {
  public:
-  explicit Housekeeper(const Node& node);
+  explicit Housekeeper(const NodeContext& node);
   ~Housekeeper();  // stops and joins the thread
   Housekeeper(const Housekeeper&) = delete;
   Housekeeper& operator=(const Housekeeper&) = delete;
@@ -24,7 +24,7 @@ class Housekeeper {
   void Start();
 
  private:
-  const Node& node_;
+  const NodeContext& node_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;  // guarded by mu_

@@ -11,7 +11,7 @@
 
 namespace cedana::daemon {
 
-Status RecordFinishedRuns(const Node& node) {
+Status RecordFinishedRuns(const NodeContext& node) {
   static std::mutex one_pass;
   std::lock_guard<std::mutex> pass(one_pass);
   CEDANA_ASSIGN_OR_RETURN(auto ids, node.records().List());

@@ -7,12 +7,12 @@
 #pragma once
 
 #include "common/result.h"
-#include "daemon/node.h"
+#include "daemon/node_context.h"
 
 namespace cedana::daemon {
 
 // Records every end not recorded yet; the first error (the others are still tried). One pass at
 // a time in the process.
-Status RecordFinishedRuns(const Node& node);
+Status RecordFinishedRuns(const NodeContext& node);
 
 }  // namespace cedana::daemon

@@ -17,7 +17,7 @@
 namespace cedana::daemon {
 namespace {
 
-void RecoverDump(Node& node, const DumpIntent& d) {
+void RecoverDump(NodeContext& node, const DumpIntent& d) {
   // The tree is ours only while its pid still names the process the dump began with.
   const bool alive =
       d.pid > 0 && d.pid_start != 0 && node.processes().StartTime(d.pid) == d.pid_start;
@@ -62,7 +62,7 @@ void RecoverDump(Node& node, const DumpIntent& d) {
   if (alive && !d.leave_running) {
     // CRIU left the stopped tree's TCP sockets in repair mode and locked: undone first.
     const std::string dump_log =
-        node.config().work_dir + "/" + DumpImagesName(d.checkpoint_id) + "/dump.log";
+        node.config().node.work_dir + "/" + DumpImagesName(d.checkpoint_id) + "/dump.log";
     if (Status s = node.processes().UndoNetworkLock(dump_log, d.pid); !s.ok())
       log::Warn("recovery: checkpoint {}: undoing CRIU's network lock: {}", d.checkpoint_id,
                 s.ToString());
@@ -74,7 +74,7 @@ void RecoverDump(Node& node, const DumpIntent& d) {
             alive ? fmt::format("continued {} processes", continued) : "the tree is gone");
 }
 
-void RecoverRestores(Node& node) {
+void RecoverRestores(NodeContext& node) {
   Result<std::vector<std::string>> ids = node.records().List();
   if (!ids.has_value()) return;
   for (const std::string& id : *ids) {
@@ -85,7 +85,7 @@ void RecoverRestores(Node& node) {
       node.processes().SignalTree(state->pid, SIGKILL);
     ::unlink(marker.c_str());
     log::Warn(
-        "recovery: the daemon stopped during the streamed restore of workload {}, before "
+        "recovery: the daemon stopped during the direct restore of workload {}, before "
         "every stream was verified; killed it (the checkpoint is kept)",
         id);
   }
@@ -93,8 +93,8 @@ void RecoverRestores(Node& node) {
 
 }  // namespace
 
-void RecoverInterruptedOperations(Node& node) {
-  const DumpJournal journal(node.config().state_dir);
+void RecoverInterruptedOperations(NodeContext& node) {
+  const DumpJournal journal(node.config().node.state_dir);
   if (Result<std::vector<DumpIntent>> pending = journal.Pending(); pending.has_value()) {
     for (const DumpIntent& d : *pending) {
       RecoverDump(node, d);
@@ -108,8 +108,8 @@ void RecoverInterruptedOperations(Node& node) {
   SweepAbandonedCheckpoints(node);
 }
 
-void SweepWorkDir(const Node& node) {
-  const std::string& work_dir = node.config().work_dir;
+void SweepWorkDir(const NodeContext& node) {
+  const std::string& work_dir = node.config().node.work_dir;
   Result<std::vector<std::string>> names = fs::ListDir(work_dir);
   if (!names.has_value()) return;
   int removed = 0;

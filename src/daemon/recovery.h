@@ -4,19 +4,19 @@
 //   tree, the stop is finished (recorded as checkpointed, then killed); otherwise whatever was
 //   stored of it is deleted and the tree continued. A CRIU still working on the tree (it
 //   outlives the daemon) is waited for first, up to the CRIU deadline.
-// - a streamed restore whose tree was never continued (the `verifying` marker): its pages were
+// - a direct restore whose tree was never continued (the `verifying` marker): its pages were
 //   not all verified, so the tree is killed, never continued; the checkpoint stays for a retry.
 // - the work dir's images dirs: no dump or restore is in progress at start, so all are removed.
 // - the checkpoint dir's abandoned checkpoints (daemon/abandoned_checkpoints.h).
 // SweepWorkDir is also run every few seconds (Housekeeper): an images dir that no dump or restore
-// of this daemon claims (Node::ClaimWorkDir) is left over and removed.
+// of this daemon claims (NodeContext::ClaimWorkDir) is left over and removed.
 #pragma once
 
-#include "daemon/node.h"
+#include "daemon/node_context.h"
 
 namespace cedana::daemon {
 
-void RecoverInterruptedOperations(Node& node);
-void SweepWorkDir(const Node& node);
+void RecoverInterruptedOperations(NodeContext& node);
+void SweepWorkDir(const NodeContext& node);
 
 }  // namespace cedana::daemon

@@ -6,15 +6,15 @@
 #include "common/fs.h"
 #include "daemon/caller_files.h"
 #include "engine/image_serve.h"
+#include "image/direct_unpack.h"
 #include "image/pack.h"
-#include "image/streamed_unpack.h"
 
 namespace cedana::daemon {
 namespace {
 
 // CRIU restores each process on its own core. With more processes than cores it keeps them all
-// busy, and an unpack beside it only slows it down: streaming adds a copy through a pipe and
-// gains nothing (1 GiB in 8 processes on 2 cores, 5 restores each: 4.5 s streamed, 4.2 s
+// busy, and an unpack beside it only slows it down: a direct restore adds a copy through a pipe and
+// gains nothing (1 GiB in 8 processes on 2 cores, 5 restores each: 4.5 s direct, 4.2 s
 // unpacked first, medians). Counted from the heads (pagemap-<id>.img, one per process with
 // memory); not more than the cores, as a job script and its `sleep`, still streams.
 bool CriuUsesEveryCore(const std::string& images_dir) {
@@ -26,11 +26,11 @@ bool CriuUsesEveryCore(const std::string& images_dir) {
   return processes > std::max(1u, std::thread::hardware_concurrency());
 }
 
-// The images of a streamed restore, served to CRIU with the file-system identity the unpack
+// The images of a direct restore, served to CRIU with the file-system identity the unpack
 // writes them with.
 class ServedImages : public engine::ImageSource {
  public:
-  ServedImages(image::StreamedUnpack* unpack, uid_t uid, gid_t gid)
+  ServedImages(image::DirectUnpack* unpack, uid_t uid, gid_t gid)
       : unpack_(unpack), uid_(uid), gid_(gid) {}
   Result<bool> Has(const std::string& name) override {
     AsFileUser as(uid_, gid_);
@@ -42,22 +42,22 @@ class ServedImages : public engine::ImageSource {
   }
 
  private:
-  image::StreamedUnpack* unpack_;
+  image::DirectUnpack* unpack_;
   uid_t uid_;
   gid_t gid_;
 };
 
 class Images : public RestoreImages {
  public:
-  Images(RestoreImagesSetup setup, bool try_streaming)
-      : setup_(std::move(setup)), try_streaming_(try_streaming) {}
+  Images(RestoreImagesSetup setup, bool try_direct)
+      : setup_(std::move(setup)), try_direct_(try_direct) {}
   ~Images() override { Cancel(); }
 
   Status Unpack() override {
     AsFileUser as(setup_.store_uid, setup_.store_gid);  // the unpack's threads inherit it
-    if (try_streaming_) {
-      auto started = image::StreamedUnpack::Start(*setup_.store, setup_.ref, *setup_.manifest,
-                                                  setup_.images_dir, setup_.progress);
+    if (try_direct_) {
+      auto started = image::DirectUnpack::Start(*setup_.store, setup_.ref, *setup_.manifest,
+                                                setup_.images_dir, setup_.progress);
       if (started.has_value()) {
         unpack_ = std::move(started).value();
         if (Status heads = unpack_->WaitForHeads(); !heads.ok()) {
@@ -75,7 +75,7 @@ class Images : public RestoreImages {
                                     setup_.progress);
   }
 
-  bool streamed() const override { return unpack_ != nullptr; }
+  bool direct() const override { return unpack_ != nullptr; }
 
   Status Serve(std::optional<std::pair<uid_t, gid_t>> criu_user) override {
     served_ = std::make_unique<ServedImages>(unpack_.get(), setup_.store_uid, setup_.store_gid);
@@ -103,8 +103,8 @@ class Images : public RestoreImages {
 
  private:
   const RestoreImagesSetup setup_;
-  const bool try_streaming_;
-  std::unique_ptr<image::StreamedUnpack> unpack_;
+  const bool try_direct_;
+  std::unique_ptr<image::DirectUnpack> unpack_;
   std::unique_ptr<ServedImages> served_;
   std::unique_ptr<engine::ImageServe> server_;
 };
@@ -115,7 +115,7 @@ std::unique_ptr<RestoreImages> UnpackedFirst(RestoreImagesSetup setup) {
   return std::make_unique<Images>(std::move(setup), false);
 }
 
-std::unique_ptr<RestoreImages> StreamedIfPossible(RestoreImagesSetup setup) {
+std::unique_ptr<RestoreImages> DirectIfPossible(RestoreImagesSetup setup) {
   return std::make_unique<Images>(std::move(setup), true);
 }
 

@@ -1,7 +1,7 @@
 // RestoreImages: how a checkpoint's images reach CRIU in a restore, chosen per attempt:
 //   UnpackedFirst       every stream is read, verified and unpacked into the images dir before
 //                       CRIU starts.
-//   StreamedIfPossible  CRIU starts once every stream's head (all images but the pages) is
+//   DirectIfPossible  CRIU starts once every stream's head (all images but the pages) is
 //                       unpacked and verified; the pages are served to it (engine/image_serve.h)
 //                       while the streams are still read, and the tree, which CRIU leaves
 //                       stopped, may run only once Verified(). A checkpoint without heads, or
@@ -27,12 +27,12 @@ namespace cedana::daemon {
 class RestoreImages {
  public:
   virtual ~RestoreImages() = default;
-  // Until CRIU may start; streamed() then says which way it went.
+  // Until CRIU may start; direct() then says which way it went.
   virtual Status Unpack() = 0;
-  virtual bool streamed() const = 0;
-  // Streamed: serves the pages to a CRIU running as `criu_user` (unset: root).
+  virtual bool direct() const = 0;
+  // Direct: serves the pages to a CRIU running as `criu_user` (unset: root).
   virtual Status Serve(std::optional<std::pair<uid_t, gid_t>> criu_user) = 0;
-  // Streamed: the rest of every stream is read and verified; the server is stopped.
+  // Direct: the rest of every stream is read and verified; the server is stopped.
   virtual Status Verified() = 0;
   // The error that stopped the unpack by itself, else OK: why CRIU found no more data.
   virtual Status Failure() const = 0;
@@ -51,6 +51,6 @@ struct RestoreImagesSetup {
 };
 
 std::unique_ptr<RestoreImages> UnpackedFirst(RestoreImagesSetup setup);
-std::unique_ptr<RestoreImages> StreamedIfPossible(RestoreImagesSetup setup);
+std::unique_ptr<RestoreImages> DirectIfPossible(RestoreImagesSetup setup);
 
 }  // namespace cedana::daemon

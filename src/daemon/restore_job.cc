@@ -1,5 +1,5 @@
 // Checkpointer::Restore: finds the candidates (a checkpoint by id, or a label's newest first),
-// then one RestoreAttempt per candidate until one restores; a streamed attempt that CRIU failed
+// then one RestoreAttempt per candidate until one restores; a direct attempt that CRIU failed
 // on is tried once more after a full unpack.
 #include <signal.h>
 #include <unistd.h>
@@ -26,7 +26,7 @@
 #include "daemon/supervisor.h"
 #include "daemon/tcp_policy.h"
 #include "engine/time_wait.h"
-#include "image/catalog.h"
+#include "image/checkpoint_listing.h"
 #include "image/image_creds.h"
 #include "image/lineage.h"
 #include "slurm/slurm_install.h"
@@ -36,7 +36,7 @@ namespace {
 
 using Candidate = std::pair<storage::CheckpointRef, image::Manifest>;
 
-Result<std::vector<Candidate>> FindCandidates(Node& node, const Caller& caller,
+Result<std::vector<Candidate>> FindCandidates(NodeContext& node, const Caller& caller,
                                               storage::CheckpointStore& store,
                                               const RestoreOptions& o) {
   std::vector<Candidate> out;
@@ -74,7 +74,7 @@ Result<std::vector<Candidate>> FindCandidates(Node& node, const Caller& caller,
 // restores files by path and checks their size). A requeued job has it there again; for a
 // resubmitted job it is written back from the checkpoint, only where slurmd keeps the dumped
 // job's script (slurm_spool.h). Returns the path it wrote, or "".
-Result<std::string> PutBackSlurmScript(const Node& node, const image::Manifest& m,
+Result<std::string> PutBackSlurmScript(const NodeContext& node, const image::Manifest& m,
                                        WorkloadSpec* spec) {
   if (!m.workload.contains("slurm_script")) return std::string();
   std::string path = m.workload["slurm_script"].value("path", "");
@@ -97,7 +97,7 @@ Result<std::string> PutBackSlurmScript(const Node& node, const image::Manifest& 
 
 // The workload a checkpoint is restored as: what the checkpoint recorded, with the request's
 // output paths, job and restart count, and the node's CRIU settings.
-Result<WorkloadSpec> RestoredSpec(const Node& node, const image::Manifest& m,
+Result<WorkloadSpec> RestoredSpec(const NodeContext& node, const image::Manifest& m,
                                   const RestoreOptions& o, const std::string& images_dir) {
   WorkloadSpec spec;
   spec.id = NewId("wl-");
@@ -142,36 +142,36 @@ Result<WorkloadSpec> RestoredSpec(const Node& node, const image::Manifest& m,
 // One attempt at restoring one checkpoint, with one way of reading its images
 // (daemon/restore_images.h). Steps: verify the manifest, unpack (until CRIU may start), check
 // credentials, record the workload, launch its supervisor (which has CRIU restore it), and for a
-// streamed restore verify the rest before the tree runs. The images dir is removed in every
+// direct restore verify the rest before the tree runs. The images dir is removed in every
 // case; a workload record is removed unless the restore succeeded.
 class RestoreAttempt {
  public:
-  RestoreAttempt(Node& node, storage::CheckpointStore& store, const Candidate& candidate,
+  RestoreAttempt(NodeContext& node, storage::CheckpointStore& store, const Candidate& candidate,
                  const RestoreOptions& options, const RestoreProgress& progress)
       : node_(node), store_(store), c_(candidate), o_(options), progress_(progress) {}
 
-  // `streaming`: StreamedIfPossible, else UnpackedFirst.
-  Result<RestoreOutcome> Run(bool streaming);
-  // CRIU failed in a streamed restore: after a full unpack it may work (a plain restore
+  // `direct`: DirectIfPossible, else UnpackedFirst.
+  Result<RestoreOutcome> Run(bool direct);
+  // CRIU failed in a direct restore: after a full unpack it may work (a plain restore
   // verifies every stream before CRIU starts, so damaged data fails there, and anything the
-  // streamed restore alone cannot do works).
-  bool criu_failed_streamed() const { return criu_failed_streamed_; }
+  // direct restore alone cannot do works).
+  bool criu_failed_direct() const { return criu_failed_direct_; }
 
  private:
-  Node& node_;
+  NodeContext& node_;
   storage::CheckpointStore& store_;
   const Candidate& c_;
   const RestoreOptions& o_;
   const RestoreProgress& progress_;
-  bool criu_failed_streamed_ = false;
+  bool criu_failed_direct_ = false;
 };
 
-Result<RestoreOutcome> RestoreAttempt::Run(bool streaming) {
+Result<RestoreOutcome> RestoreAttempt::Run(bool direct) {
   const auto& [ref, m] = c_;
   CEDANA_RETURN_IF_ERROR(image::VerifyManifest(m, node_.cluster_key()));
   const auto began = std::chrono::steady_clock::now();
   const std::string images_name = "restore-" + m.id + "-" + NewId("");
-  const std::string images_dir = node_.config().work_dir + "/" + images_name;
+  const std::string images_dir = node_.config().node.work_dir + "/" + images_name;
   CEDANA_ASSIGN_OR_RETURN(WorkloadSpec spec, RestoredSpec(node_, m, o_, images_dir));
   node_.ClaimWorkDir(images_name);
   ScopeExit remove_images([&] {
@@ -184,7 +184,7 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool streaming) {
   if (spec.unprivileged && ::chown(images_dir.c_str(), m.owner_uid, m.owner_gid) != 0)
     return ErrnoStatus(errno, "giving the images dir " + images_dir + " to " + m.owner);
 
-  // Unpack. A streamed restore's unpack reports from its threads while this one goes on.
+  // Unpack. A direct restore's unpack reports from its threads while this one goes on.
   std::mutex progress_mu;
   auto say = [&](const std::string& phase, uint64_t d, uint64_t t) {
     std::lock_guard<std::mutex> lock(progress_mu);
@@ -198,9 +198,9 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool streaming) {
   std::tie(setup.store_uid, setup.store_gid) = node_.StoreIdentityFor(m.owner_uid, m.owner_gid);
   setup.progress = [&](uint64_t d, uint64_t t) { say("unpacking", d, t); };
   std::unique_ptr<RestoreImages> images =
-      streaming ? StreamedIfPossible(std::move(setup)) : UnpackedFirst(std::move(setup));
+      direct ? DirectIfPossible(std::move(setup)) : UnpackedFirst(std::move(setup));
   CEDANA_RETURN_IF_ERROR(images->Unpack());
-  spec.streamed_restore = images->streamed();
+  spec.direct_restore = images->direct();
   const auto unpacked = std::chrono::steady_clock::now();
 
   // Check credentials: also checked at dump; again here for checkpoints made before that check
@@ -226,7 +226,7 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool streaming) {
   ScopeExit remove_record([&] {
     if (!keep_record) (void)node_.records().Remove(spec.id);
   });
-  if (images->streamed())
+  if (images->direct())
     CEDANA_RETURN_IF_ERROR(
         fs::WriteFileAtomic(node_.records().VerifyingMarker(spec.id), m.id, 0600));
   // The tree's own connections closed shortly before the checkpoint may hold its ports in
@@ -240,7 +240,7 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool streaming) {
   // Launch.
   const auto prepared = std::chrono::steady_clock::now();
   say("restoring", 0, 0);
-  if (images->streamed()) {
+  if (images->direct()) {
     std::optional<std::pair<uid_t, gid_t>> criu_user;
     if (spec.unprivileged) criu_user.emplace(m.owner_uid, m.owner_gid);
     CEDANA_RETURN_IF_ERROR(images->Serve(criu_user));
@@ -249,16 +249,16 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool streaming) {
       node_.launcher().Launch(node_.records(), spec.id, spec.criu_timeout_seconds + 30);
   const auto launched = std::chrono::steady_clock::now();
   if (!started.has_value()) {
-    criu_failed_streamed_ = images->streamed();
+    criu_failed_direct_ = images->direct();
     // An unpack that stopped by itself (an altered stream) is why CRIU found no more data.
     if (Status unpack = images->Failure(); !unpack.ok())
-      return unpack.WithContext("streamed restore stopped before CRIU could finish");
+      return unpack.WithContext("direct restore stopped before CRIU could finish");
     return started.error();
   }
 
-  // Verify the rest (streamed): CRIU left the tree stopped; it runs only once every byte CRIU
+  // Verify the rest (direct): CRIU left the tree stopped; it runs only once every byte CRIU
   // read is verified.
-  if (images->streamed()) {
+  if (images->direct()) {
     (void)FaultAt("restore:unverified");  // a pause only: the tree below must be dealt with
     if (Status verified = images->Verified(); !verified.ok()) {
       node_.processes().SignalTree(started->pid, SIGKILL);
@@ -273,10 +273,10 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool streaming) {
   const auto verified = std::chrono::steady_clock::now();
   keep_record = true;
   // "unpack": verifying and unpacking the streams, and the rest of "total" is mostly CRIU's;
-  // "streamed, heads": until CRIU could start, and "total" includes the rest of the unpack.
+  // "direct, heads": until CRIU could start, and "total" includes the rest of the unpack.
   auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
   log::Info("restore: checkpoint {} restored as workload {} (pid {}, {} {} ms, total {} ms)", m.id,
-            spec.id, started->pid, spec.streamed_restore ? "streamed, heads" : "unpack",
+            spec.id, started->pid, spec.direct_restore ? "direct, heads" : "unpack",
             ms(unpacked - began), ms(std::chrono::steady_clock::now() - began));
   RestoreOutcome outcome{spec.id,  started->pid,     m.id, m.duration_ms, m.created_at_ms,
                          m.reason, spec.stdout_path, {}};
@@ -288,7 +288,7 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool streaming) {
 }
 
 // The candidates in order until one restores (Checkpointer::Restore without the metrics).
-Result<RestoreOutcome> RestoreFirstGood(Node& node, const Caller& caller,
+Result<RestoreOutcome> RestoreFirstGood(NodeContext& node, const Caller& caller,
                                         const RestoreOptions& options,
                                         const RestoreProgress& progress) {
   if (options.checkpoint_id.empty() == options.label.empty())
@@ -308,18 +308,18 @@ Result<RestoreOutcome> RestoreFirstGood(Node& node, const Caller& caller,
   std::vector<std::string> skipped;
   Status last;
   for (const auto& c : candidates) {
-    RestoreAttempt streamed(node, *store, c, options, progress);
-    Result<RestoreOutcome> r = streamed.Run(true);
-    if (!r.has_value() && streamed.criu_failed_streamed()) {
-      log::Warn("restore: streamed restore of {} failed ({}); restoring it after a full unpack",
+    RestoreAttempt direct(node, *store, c, options, progress);
+    Result<RestoreOutcome> r = direct.Run(true);
+    if (!r.has_value() && direct.criu_failed_direct()) {
+      log::Warn("restore: direct restore of {} failed ({}); restoring it after a full unpack",
                 c.second.id, r.error().ToString());
-      Status streamed_error = r.error();
+      Status direct_error = r.error();
       r = RestoreAttempt(node, *store, c, options, progress).Run(false);
       // The first failure is the one that says why (a retry may only find the failed attempt's
       // pids not yet free).
       if (!r.has_value())
-        r = Status(streamed_error.code(),
-                   streamed_error.message() +
+        r = Status(direct_error.code(),
+                   direct_error.message() +
                        "; restoring it after a full unpack failed too: " + r.error().message());
     }
     if (r.has_value()) {

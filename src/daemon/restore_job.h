@@ -11,7 +11,7 @@
 
 #include "common/phase_durations.h"
 #include "common/result.h"
-#include "daemon/node.h"
+#include "daemon/node_context.h"
 
 namespace cedana::daemon {
 
@@ -38,8 +38,8 @@ struct RestoreOutcome {
   std::string stdout_path;
   std::vector<std::string> skipped;  // "<id>: <why>" for each checkpoint that was passed over
   // How long each step of the restore that worked took, in order (ms): unpack (verifying and
-  // unpacking the streams; a streamed restore's heads only), prepare (the workload's record and
-  // files), restore (CRIU, through the new supervisor), verify (a streamed restore's rest).
+  // unpacking the streams; a direct restore's heads only), prepare (the workload's record and
+  // files), restore (CRIU, through the new supervisor), verify (a direct restore's rest).
   PhaseDurations phases_ms;
 };
 

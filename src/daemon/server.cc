@@ -92,7 +92,7 @@ Result<UniqueFd> Listen(const std::string& path) {
   return fd;
 }
 
-void ServeConnection(Node& node, UniqueFd conn, const Caller& caller,
+void ServeConnection(NodeContext& node, UniqueFd conn, const Caller& caller,
                      std::chrono::steady_clock::time_point accepted) {
   protocol::MessageReader reader(conn.get());
   Result<protocol::Message> req = reader.Read(accepted + kRequestDeadline);
@@ -140,9 +140,9 @@ std::string SelfExe() {
 
 int RunDaemon(const Config& config) {
   log::SetLevel(config.log_level);
-  if (!config.log_file.empty())
-    (void)fs::MakeDirs(std::filesystem::path(config.log_file).parent_path().string(), 0755);
-  log::SetSink(log::StderrAndFileSink(config.log_file));
+  if (!config.node.log_file.empty())
+    (void)fs::MakeDirs(std::filesystem::path(config.node.log_file).parent_path().string(), 0755);
+  log::SetSink(log::StderrAndFileSink(config.node.log_file));
 
   auto fail = [](const Status& s) {
     log::Error("daemon: cannot start: {}", s.ToString());
@@ -150,20 +150,21 @@ int RunDaemon(const Config& config) {
   };
   // The daemon's own dirs: users traverse them to their workloads' records and (unprivileged
   // mode) to the images dirs given to them, and list nothing; an existing one is set so too.
-  for (const auto& dir : {config.state_dir + "/workloads", config.work_dir}) {
+  for (const auto& dir : {config.node.state_dir + "/workloads", config.node.work_dir}) {
     if (Status s = fs::MakeDirs(dir, 0711); !s.ok()) return fail(s);
     ::chmod(dir.c_str(), 0711);
   }
 
-  Result<bool> no_breakpoints = DecideNoBreakpoints(config.criu_no_breakpoints);
+  Result<bool> no_breakpoints = DecideNoBreakpoints(config.node.criu_no_breakpoints);
   if (!no_breakpoints.has_value()) return fail(no_breakpoints.error());
-  engine::CriuSettings settings{config.criu_binary,
-                                std::chrono::seconds(config.criu_timeout_seconds), *no_breakpoints};
+  engine::CriuSettings settings{config.node.criu_binary,
+                                std::chrono::seconds(config.node.criu_timeout_seconds),
+                                *no_breakpoints};
   Result<engine::CriuClient> criu = engine::CriuClient::Create(settings);
   if (!criu.has_value()) return fail(criu.error());
   Result<std::string> criu_version = criu->Version();
   if (!criu_version.has_value()) return fail(criu_version.error());
-  if (config.slurm_unprivileged) {
+  if (config.node.slurm_unprivileged) {
     // Not fatal: root's own workloads still work; users' dumps fail with this same message.
     if (Status s = engine::CheckUnprivilegedCapable(criu->settings().binary); !s.ok())
       log::Warn("daemon: {}", s.message());
@@ -190,7 +191,7 @@ int RunDaemon(const Config& config) {
   seams.open_store = [config](const std::string& location) {
     return storage::OpenStore(location, config.s3);
   };
-  Node node(config, std::move(seams), *key, NodeName(config), *criu_version);
+  NodeContext node(config, std::move(seams), *key, NodeName(config), *criu_version);
   RecoverInterruptedOperations(node);
 
   int running = 0;
@@ -208,8 +209,8 @@ int RunDaemon(const Config& config) {
   // Declared after node: stopped before node goes. A port that cannot be bound is said and the
   // daemon goes on without it: checkpoints matter more than their figures.
   MetricsServer metrics(node.metrics());
-  if (config.daemon_metrics_port > 0)
-    if (Status s = metrics.Start(config.daemon_metrics_port); !s.ok())
+  if (config.node.daemon_metrics_port > 0)
+    if (Status s = metrics.Start(config.node.daemon_metrics_port); !s.ok())
       log::Warn("daemon: {}", s.ToString());
   // Declared after node: stopped before node goes.
   Housekeeper housekeeper(node);

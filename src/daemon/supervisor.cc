@@ -129,9 +129,9 @@ Result<pid_t> RestoreWithCriu(const WorkloadSpec& spec, Pipes& pipes) {
   // CRIU follows the images' paths with root's rights unless told otherwise: a path the owner
   // pointed at a root-only file since the dump would be opened for them (docs/security.md).
   if (spec.uid != 0) req.files_owner = engine::RunAs{spec.uid, spec.gid, spec.groups};
-  if (!spec.streamed_restore) return criu.Restore(req);
+  if (!spec.direct_restore) return criu.Restore(req);
   req.leave_stopped = true;
-  return criu.RestoreStreaming(req);
+  return criu.RestoreDirect(req);
 }
 
 // Copies what is readable from `from` to `to`; false at end of stream.
@@ -342,12 +342,13 @@ Result<SupervisorStarted> LaunchSupervisor(const WorkloadRecords& records, const
   // exit or restart without touching it. Nothing of the daemon's leaks into it but the report
   // pipe, and so nothing into workloads and their checkpoints (an inherited log file would fail
   // the restore: CRIU checks file sizes).
-  subprocess::Command shim;
-  shim.argv = {self_exe, "shim", "--dir", dir, "--report-fd", std::to_string(report_w.get())};
-  shim.fds = {{report_w.get(), report_w.get()}};
-  shim.new_session = true;
-  shim.detached = true;
-  Result<pid_t> started = subprocess::Start(shim);
+  subprocess::Command supervisor;
+  supervisor.argv = {self_exe, "supervisor",  "--dir",
+                     dir,      "--report-fd", std::to_string(report_w.get())};
+  supervisor.fds = {{report_w.get(), report_w.get()}};
+  supervisor.new_session = true;
+  supervisor.detached = true;
+  Result<pid_t> started = subprocess::Start(supervisor);
   if (!started.has_value())
     return Status(started.error())
         .WithContext(fmt::format("workload {}: starting the supervisor", id));

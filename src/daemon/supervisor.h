@@ -22,11 +22,11 @@ struct SupervisorStarted {
 
 // Daemon side: starts the supervisor for the workload recorded in `records` (spec.json must
 // exist) and waits until it reports that the workload runs (or why it could not start), up to
-// `timeout`. The supervisor runs `self_exe shim --dir <workload dir> --report-fd N`.
+// `timeout`. The supervisor runs `self_exe supervisor --dir <workload dir> --report-fd N`.
 Result<SupervisorStarted> LaunchSupervisor(const WorkloadRecords& records, const std::string& id,
                                            const std::string& self_exe, int timeout_seconds);
 
-// Supervisor side: the body of `cedana shim`. Returns the process exit code.
+// Supervisor side: the body of `cedana supervisor`. Returns the process exit code.
 int RunSupervisor(const std::string& workload_dir, int report_fd);
 
 }  // namespace cedana::daemon

@@ -49,7 +49,7 @@ json SpecToJson(const WorkloadSpec& s) {
           {"criu_timeout_seconds", s.criu_timeout_seconds},
           {"criu_no_breakpoints", s.criu_no_breakpoints},
           {"unprivileged", s.unprivileged},
-          {"streamed_restore", s.streamed_restore}};
+          {"direct_restore", s.direct_restore}};
 }
 
 Result<WorkloadSpec> SpecFromJson(const json& j) {
@@ -81,7 +81,8 @@ Result<WorkloadSpec> SpecFromJson(const json& j) {
     s.criu_timeout_seconds = j.value("criu_timeout_seconds", 120);
     s.criu_no_breakpoints = j.value("criu_no_breakpoints", false);
     s.unprivileged = j.value("unprivileged", false);
-    s.streamed_restore = j.value("streamed_restore", false);
+    // "streamed_restore": the key's name in records written before the rename.
+    s.direct_restore = j.value("direct_restore", j.value("streamed_restore", false));
   } catch (const json::exception& e) {
     return InvalidArgumentError(std::string("workload spec: ") + e.what());
   }

@@ -50,13 +50,13 @@ struct WorkloadSpec {
   std::string criu_binary;
   int criu_timeout_seconds = 120;
   bool criu_no_breakpoints = false;
-  // Unprivileged mode (Node::RunsAsOwner): the workload starts in the node's PID namespace and
-  // CRIU restores it as its owner.
+  // Unprivileged mode (NodeContext::RunsAsOwner): the workload starts in the node's PID namespace
+  // and CRIU restores it as its owner.
   bool unprivileged = false;
   // Restore mode: CRIU reads the images through the daemon's image server as they are unpacked
   // (criu restore --stream) and leaves the tree stopped; the daemon continues it once every
   // stream is verified.
-  bool streamed_restore = false;
+  bool direct_restore = false;
 };
 
 enum class WorkloadStatus { kStarting, kRunning, kExited, kFailed };
@@ -114,7 +114,7 @@ class WorkloadRecords {
   // A kill was asked for (`cedana kill`): however the workload then exits, it did not end by
   // itself.
   std::string KillMarker(const std::string& id) const { return DirOf(id) + "/kill-requested"; }
-  // A streamed restore's tree is stopped until every stream is verified; a daemon that finds
+  // A direct restore's tree is stopped until every stream is verified; a daemon that finds
   // this marker at start must kill the tree, never continue it (daemon/recovery.h).
   std::string VerifyingMarker(const std::string& id) const { return DirOf(id) + "/verifying"; }
   // Its end is settled for its lineage: recorded in the store, or it ended from outside

@@ -21,7 +21,7 @@ class WorkloadLauncher {
                                            int timeout_seconds) const = 0;
 };
 
-// Runs `self_exe shim` (LaunchSupervisor).
+// Runs `self_exe supervisor` (LaunchSupervisor).
 class SupervisorLauncher : public WorkloadLauncher {
  public:
   explicit SupervisorLauncher(std::string self_exe) : self_exe_(std::move(self_exe)) {}

@@ -15,10 +15,10 @@ class CheckpointEngine {
   virtual ~CheckpointEngine() = default;
 
   virtual const CriuSettings& settings() const = 0;
-  // CriuClient::Dump and CriuClient::DumpStreaming state the guarantees every engine keeps: on
+  // CriuClient::Dump and CriuClient::DumpDirect state the guarantees every engine keeps: on
   // failure the tree runs (never left frozen) and nothing of it is half-done on CRIU's side.
   virtual Status Dump(const DumpRequest& request) const = 0;
-  virtual Status DumpStreaming(const DumpRequest& request, ImageReceiver* receiver) const = 0;
+  virtual Status DumpDirect(const DumpRequest& request, ImageReceiver* receiver) const = 0;
 };
 
 }  // namespace cedana::engine

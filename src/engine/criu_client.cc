@@ -232,7 +232,7 @@ std::string NetworkLockArg(bool tcp_established) {
 }
 
 // `criu dump --stream` with the options Dump sets over RPC.
-std::vector<std::string> StreamingDumpArgs(const CriuSettings& settings, const DumpRequest& r) {
+std::vector<std::string> DirectDumpArgs(const CriuSettings& settings, const DumpRequest& r) {
   std::vector<std::string> args = {settings.binary,
                                    "dump",
                                    "--stream",
@@ -258,7 +258,7 @@ std::vector<std::string> StreamingDumpArgs(const CriuSettings& settings, const D
 
 // `criu restore --stream` with the options Restore sets over RPC, the restored tree left
 // stopped, and its root's pid written to <images_dir>/restored.pid.
-std::vector<std::string> StreamingRestoreArgs(const RestoreRequest& r, const std::string& binary) {
+std::vector<std::string> DirectRestoreArgs(const RestoreRequest& r, const std::string& binary) {
   std::vector<std::string> args = {binary,
                                    "restore",
                                    "--stream",
@@ -404,7 +404,7 @@ Status CriuClient::Dump(const DumpRequest& request) const {
   return OkStatus();
 }
 
-Status CriuClient::DumpStreaming(const DumpRequest& request, ImageReceiver* receiver) const {
+Status CriuClient::DumpDirect(const DumpRequest& request, ImageReceiver* receiver) const {
   if (request.run_as) {
     CEDANA_RETURN_IF_ERROR(CheckUnprivilegedCapable(settings_.binary));
   }
@@ -414,7 +414,7 @@ Status CriuClient::DumpStreaming(const DumpRequest& request, ImageReceiver* rece
   std::string log = request.images_dir + "/dump.log";
   auto deadline = std::chrono::steady_clock::now() + settings_.timeout;
   CEDANA_ASSIGN_OR_RETURN(
-      pid_t pid, StartCriuCli(settings_, StreamingDumpArgs(settings_, request), request.run_as));
+      pid_t pid, StartCriuCli(settings_, DirectDumpArgs(settings_, request), request.run_as));
   // After a receiver failure CRIU fails at its next write; give it a little time to say so and
   // resume the tree itself before killing it.
   constexpr auto kGraceAfterFailure = std::chrono::seconds(10);
@@ -443,7 +443,7 @@ Status CriuClient::DumpStreaming(const DumpRequest& request, ImageReceiver* rece
   if (killed || WIFSIGNALED(status)) {
     // As in Dump: tasks CRIU had stopped stay stopped when it dies. Never leave them frozen.
     int n = SignalTree(request.pid, SIGCONT);
-    log::Warn("engine: streaming dump of pid {} aborted, sent SIGCONT to {} processes", request.pid,
+    log::Warn("engine: direct dump of pid {} aborted, sent SIGCONT to {} processes", request.pid,
               n);
   }
   std::string tail_note = LogTailNote(log);
@@ -455,7 +455,7 @@ Status CriuClient::DumpStreaming(const DumpRequest& request, ImageReceiver* rece
   return CliFailure("dump", status, log);
 }
 
-Result<pid_t> CriuClient::RestoreStreaming(const RestoreRequest& request) const {
+Result<pid_t> CriuClient::RestoreDirect(const RestoreRequest& request) const {
   if (request.run_as) {
     CEDANA_RETURN_IF_ERROR(CheckUnprivilegedCapable(settings_.binary));
   }
@@ -464,7 +464,7 @@ Result<pid_t> CriuClient::RestoreStreaming(const RestoreRequest& request) const 
   std::string log = request.images_dir + "/restore.log";
   auto deadline = std::chrono::steady_clock::now() + settings_.timeout;
   CEDANA_ASSIGN_OR_RETURN(pid_t pid,
-                          StartCriuCli(settings_, StreamingRestoreArgs(request, settings_.binary),
+                          StartCriuCli(settings_, DirectRestoreArgs(request, settings_.binary),
                                        request.run_as, keep, request.files_owner));
   int status = 0;
   for (;;) {

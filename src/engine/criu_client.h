@@ -46,14 +46,14 @@ class CriuClient : public CheckpointEngine {
   // Dump hold: past the deadline CRIU is killed and the tree continued; a receiver that fails
   // closes CRIU's pipes, CRIU fails and resumes the tree, and the receiver's error is returned.
   // While the receiver blocks, CRIU waits with the tree frozen.
-  Status DumpStreaming(const DumpRequest& request, ImageReceiver* receiver) const override;
+  Status DumpDirect(const DumpRequest& request, ImageReceiver* receiver) const override;
   // Returns the host pid of the restored root. On failure CRIU kills what it had restored.
   Result<pid_t> Restore(const RestoreRequest& request) const;
   // A restore through CRIU's image streamer (criu restore --stream): CRIU asks the server on
   // <images_dir>/streamer-serve.sock (ImageServe, run by the caller's peer) for every image.
-  // The criu command line, as for DumpStreaming; past the deadline CRIU is killed, and what it
+  // The criu command line, as for DumpDirect; past the deadline CRIU is killed, and what it
   // had restored is left to the caller (its subreaper) to reap.
-  Result<pid_t> RestoreStreaming(const RestoreRequest& request) const;
+  Result<pid_t> RestoreDirect(const RestoreRequest& request) const;
 
  private:
   explicit CriuClient(CriuSettings settings) : settings_(std::move(settings)) {}

@@ -46,7 +46,7 @@ struct RestoreRequest {
   bool shell_job = false;
   // The restored root becomes the caller's child (CLONE_PARENT) rather than CRIU's.
   bool rst_sibling = true;
-  // The restored tree stays stopped (SIGSTOP) until the caller continues it (RestoreStreaming).
+  // The restored tree stays stopped (SIGSTOP) until the caller continues it (RestoreDirect).
   bool leave_stopped = false;
   // As the dump had them (the checkpoint records which).
   bool tcp_established = false;

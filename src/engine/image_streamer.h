@@ -8,7 +8,7 @@
 // that fails makes ImageCapture close every pipe and the connection, so CRIU's next write fails
 // (EPIPE) and the dump fails instead of completing.
 //
-// Owned by CriuClient::DumpStreaming; one ImageCapture per dump. Thread-safe: the serving
+// Owned by CriuClient::DumpDirect; one ImageCapture per dump. Thread-safe: the serving
 // thread is internal; Wait/Stop/status may be called from any one thread.
 #pragma once
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "common/fs.h"
-#include "storage/byte_stream.h"
+#include "storage/byte_io.h"
 
 namespace cedana::image::testing {
 

@@ -8,7 +8,7 @@
 
 #include "common/codec_names.h"
 #include "common/result.h"
-#include "storage/byte_stream.h"
+#include "storage/byte_io.h"
 
 namespace cedana::image {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "storage/byte_stream.h"
+#include "storage/byte_io.h"
 
 namespace cedana::image::internal {
 

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "common/unique_fd.h"
-#include "storage/byte_stream.h"
+#include "storage/byte_io.h"
 
 namespace cedana::image {
 namespace {

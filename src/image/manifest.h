@@ -17,8 +17,8 @@ namespace cedana::image {
 inline constexpr int kManifestFormatVersion = 1;
 
 // The head of a stream: its leading raw (tar) bytes, which hold every image but the memory
-// pages (written last), hashed on their own so that a streamed restore can verify them before
-// CRIU starts. Empty sha256: a checkpoint without one (made before heads, or a streaming dump,
+// pages (written last), hashed on their own so that a direct restore can verify them before
+// CRIU starts. Empty sha256: a checkpoint without one (made before heads, or a direct dump,
 // whose order is CRIU's).
 struct StreamHead {
   uint64_t raw_bytes = 0;

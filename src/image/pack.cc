@@ -83,7 +83,7 @@ std::vector<StreamPlan> PlanStreams(const std::vector<ImageFile>& files, int str
     least->items.push_back(std::move(item));
   }
   // In each stream the memory pages come last, in order of file and offset: the head before
-  // them holds every other image, so that a streamed restore can verify and write them all,
+  // them holds every other image, so that a direct restore can verify and write them all,
   // and start CRIU, while the pages still arrive.
   for (StreamPlan& p : plan) {
     std::sort(p.items.begin(), p.items.end(), [](const PackItem& a, const PackItem& b) {

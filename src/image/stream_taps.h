@@ -12,7 +12,7 @@
 
 #include "image/checksum.h"
 #include "image/pack.h"
-#include "storage/byte_stream.h"
+#include "storage/byte_io.h"
 
 namespace cedana::image {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "common/result.h"
-#include "storage/byte_stream.h"
+#include "storage/byte_io.h"
 
 namespace cedana::image {
 
@@ -46,7 +46,7 @@ class TarWriter {
   Status AddFilePart(const std::string& dir, const std::string& name, uint64_t offset,
                      uint64_t length);
   // Appends `size` bytes from memory as the entry `entry_name` (a whole-file name or a
-  // TarPartName), mode 0600, owned by uid/gid 0, mtime now: what a streaming dump writes, which
+  // TarPartName), mode 0600, owned by uid/gid 0, mtime now: what a direct dump writes, which
   // has no file to take these from. kInvalidArgument for an unsafe or too long name.
   Status AddBytes(const std::string& entry_name, const void* data, uint64_t size);
   // Writes the end-of-archive marker. The archive is incomplete without it.
@@ -65,7 +65,7 @@ class TarWriter {
   std::vector<char> buf_;
 };
 
-// Follows an extraction as it happens (a streamed restore serves files while they are written).
+// Follows an extraction as it happens (a direct restore serves files while they are written).
 // Called on the extracting thread.
 class ExtractObserver {
  public:

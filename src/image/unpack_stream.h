@@ -1,5 +1,5 @@
 // UnpackStream: one stored stream -> files in CRIU's images dir, verifying its checksum. Shared
-// by UnpackToImagesDir (all streams, then CRIU) and StreamedUnpack (CRIU while they arrive).
+// by UnpackToImagesDir (all streams, then CRIU) and DirectUnpack (CRIU while they arrive).
 #pragma once
 
 #include <functional>
@@ -14,7 +14,7 @@
 
 namespace cedana::image {
 
-// What a streamed restore follows of one stream. Both unset for a plain unpack.
+// What a direct restore follows of one stream. Both unset for a plain unpack.
 struct StreamFollower {
   ExtractObserver* observer = nullptr;
   // Set: the stream's head is checked (manifest head) and this runs once it matched.

@@ -14,7 +14,7 @@
 
 #include "common/config.h"
 #include "common/result.h"
-#include "storage/byte_stream.h"
+#include "storage/byte_io.h"
 
 namespace cedana::storage {
 

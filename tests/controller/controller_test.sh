@@ -8,7 +8,7 @@
 # Variables: CEDANA, CEDANA_SLURM (binaries), CEDANA_BUILD_DIR (for the installer's bundle).
 source "$(dirname "$0")/../integration/lib.sh"
 DB=${1:-sqlite}
-CEDANA_SLURM=${CEDANA_SLURM:-$ROOT/build/src/slurm_bin/cedana-slurm}
+CEDANA_SLURM=${CEDANA_SLURM:-$ROOT/build/src/cedana_slurm/cedana-slurm}
 CEDANA_BUILD_DIR=${CEDANA_BUILD_DIR:-$ROOT/build}
 export COUNTER_SLEEP=0.2
 case $DB in

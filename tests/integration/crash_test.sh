@@ -1,7 +1,7 @@
 #!/bin/bash
 # Crash safety (docs/architecture.md, "A daemon killed part-way"): the node daemon is killed with
 # SIGKILL at each step of a dump (while CRIU runs, after CRIU left the tree stopped, after the
-# streams were stored, after the commit) and of a streamed restore (before the tree is
+# streams were stored, after the commit) and of a direct restore (before the tree is
 # continued). The daemon that starts next must leave no workload stopped (continued, or, after
 # a commit, the stop finished), no half-written checkpoint in the store and nothing in the work
 # dir. The exact steps are reached with CEDANA_TEST_PAUSE_AT (common/fault_point.h). While the
@@ -113,14 +113,14 @@ check "criu: the workload's memory is intact (exit 0)" wait_for 60 exited_ok "$w
 check "criu: nothing half-written in the checkpoint dir" nothing_half_written
 check "criu: the work dir is empty" work_dir_empty
 
-# --- a streamed restore interrupted before its tree was continued -------------------------------
+# --- a direct restore interrupted before its tree was continued -------------------------------
 w=$(counter crash-restore)
 ck=$(dump_id "$w")
 stop_daemon
 start_daemon CEDANA_TEST_PAUSE_AT=restore:unverified || exit 1
 "$CEDANA" restore "$ck" >"$T/crash-restore.restore" 2>&1 &
 restore_cli=$!
-check "restore: the streamed restore reached the unverified tree" wait_for 60 paused_at restore:unverified
+check "restore: the direct restore reached the unverified tree" wait_for 60 paused_at restore:unverified
 r=$("$CEDANA" ps --json | python3 -c "import json, sys
 print(next((w['id'] for w in json.load(sys.stdin) if w.get('restored_from') == sys.argv[1]), ''))" "$ck")
 rpid=$(wl_field "$r" pid)

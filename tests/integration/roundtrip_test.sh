@@ -38,8 +38,8 @@ for codec in none gzip lz4 zstd; do
     check "$tag: counter goes on" wait_for 20 at_least "$T/counter-$tag.out" "Counter: " $((before_c + 5))
     check "$tag: tree goes on" wait_for 20 at_least "$T/tree-$tag.out" "got " $((before_t + 5))
     check "$tag: appender goes on" wait_for 20 at_least "$T/append-$tag.out" "appended " $((before_a + 5))
-    check "$tag: the counter's restore was streamed (CRIU started before the pages were unpacked)" \
-      grep -q "restored as workload $r_counter (pid [0-9]*, streamed" "$T/daemon.log"
+    check "$tag: the counter's restore was direct (CRIU started before the pages were unpacked)" \
+      grep -q "restored as workload $r_counter (pid [0-9]*, direct" "$T/daemon.log"
     # --wait: the output files are complete (the supervisor relays output until the end).
     for r in "$r_counter" "$r_tree" "$r_append"; do "$CEDANA" kill --wait "$r" >/dev/null; done
     check "$tag: counter sequence has no gap, repeat or restart" sequence_ok "$T/counter-$tag.out" "Counter: "

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Attacks through what a checkpoint carries and where it is kept (docs/security.md, "The
-# credentials check", "Streamed restore", "Manifests from writable storage"), each run by a real
+# credentials check", "Direct restore", "Manifests from writable storage"), each run by a real
 # non-root user created here, each with a positive control that must dump or restore and work.
 #
 # Part 1, privileged mode (CRIU runs as root): alice asks for checkpoints of processes holding
@@ -119,7 +119,7 @@ reader() {
   dump_and_wait "$1" "$pid" --compression none --streams 1 --label "$1"
 }
 
-# --- streamed restore: a tail entry that rewrites a core image CRIU already trusts ---------------
+# --- direct restore: a tail entry that rewrites a core image CRIU already trusts ---------------
 for round in stream-control stream-attack; do
   ck=$(reader $round)
   check "$round: alice dumps her reader" test -n "$ck"
@@ -144,14 +144,14 @@ EOF
     check "stream attack: the restore is refused" fails_to_restore $round "$ck"
     # The rule refuses the entry before a byte of it is written (unit test
     # ATailEntryCannotRewriteAVerifiedImage shows the verified image unchanged).
-    check "stream attack: the streamed restore stopped at the altered entry, by the tail rule" \
-      grep -q "streamed restore stopped before CRIU could finish: .*core-[0-9]*.img comes after the stream's verified head" "$T/$round.restore"
+    check "stream attack: the direct restore stopped at the altered entry, by the tail rule" \
+      grep -q "direct restore stopped before CRIU could finish: .*core-[0-9]*.img comes after the stream's verified head" "$T/$round.restore"
     check "stream attack: the plain retry refused the stream too (checksum mismatch)" \
       grep -q "after a full unpack failed too: .*checksum mismatch" "$T/$round.restore"
     check "stream attack: nothing was restored" nothing_running
   else
     check "stream control: the restore works" restores $round "$ck"
-    check "stream control: it was a streamed restore" grep -q "restored as workload .*streamed, heads" "$T/daemon.log"
+    check "stream control: it was a direct restore" grep -q "restored as workload .*direct, heads" "$T/daemon.log"
     go $round
     check "stream control: the restored process reads alice's file" wait_for 10 grep -q "alice reads" "$A/$round.run/seen"
   fi

@@ -1,6 +1,6 @@
 // `cedana daemon start`: the node daemon, in the foreground (systemd runs it as is).
 // `cedana daemon check`: commands/check.cc.
-// `cedana shim`: the per-workload supervisor the daemon starts (internal).
+// `cedana supervisor`: the per-workload supervisor the daemon starts (internal).
 #include "cli/cli_context.h"
 #include "daemon/server.h"
 #include "daemon/supervisor.h"
@@ -31,12 +31,13 @@ void AddDaemonCommand(CLI::App& app, CliContext& ctx) {
 }
 
 void AddShimCommand(CLI::App& app, CliContext& ctx) {
-  auto* shim = app.add_subcommand("shim", "");  // internal: empty description hides it
+  auto* supervisor = app.add_subcommand("supervisor", "");  // internal: empty description hides it
   auto* dir = &ctx.Keep<std::string>();
   auto* fd = &ctx.Keep<int>(-1);
-  shim->add_option("--dir", *dir)->required();
-  shim->add_option("--report-fd", *fd)->required();
-  shim->callback([&ctx, dir, fd] { ctx.set_exit_code(cedana::daemon::RunSupervisor(*dir, *fd)); });
+  supervisor->add_option("--dir", *dir)->required();
+  supervisor->add_option("--report-fd", *fd)->required();
+  supervisor->callback(
+      [&ctx, dir, fd] { ctx.set_exit_code(cedana::daemon::RunSupervisor(*dir, *fd)); });
 }
 
 }  // namespace cedana::cli

@@ -38,8 +38,8 @@ struct PluginSpec {
   const char* needs;  // another plugin installed along, or nullptr
 };
 
-const std::vector<PluginSpec>& Catalog() {
-  static const std::vector<PluginSpec> kCatalog = {
+const std::vector<PluginSpec>& KnownPlugins() {
+  static const std::vector<PluginSpec> kKnownPlugins = {
       {"slurm",
        "cedana-slurm, the SLURM controller-side service",
        {{"cedana-slurm", true}},
@@ -52,7 +52,7 @@ const std::vector<PluginSpec>& Catalog() {
         {"task_cedana.so", false}},
        nullptr},
   };
-  return kCatalog;
+  return kKnownPlugins;
 }
 
 struct Dirs {
@@ -71,14 +71,14 @@ std::string Dest(const Dirs& d, const PluginFile& f) {
 }
 
 const PluginSpec* Find(const std::string& name) {
-  for (const auto& p : Catalog())
+  for (const auto& p : KnownPlugins())
     if (name == p.name) return &p;
   return nullptr;
 }
 
 std::string ValidNames() {
   std::string out;
-  for (const auto& p : Catalog()) out += (out.empty() ? "" : ", ") + std::string(p.name);
+  for (const auto& p : KnownPlugins()) out += (out.empty() ? "" : ", ") + std::string(p.name);
   return out;
 }
 
@@ -198,7 +198,7 @@ void List(const Dirs& d) {
   std::string built_for = state.value(kBuiltForSlurmKey, std::string("-"));
   std::printf("%-10s %-9s %-9s %-10s %-18s %s\n", "PLUGIN", "INSTALLED", "VERSION", "FOR SLURM",
               "BUILDS IN STORE", "DESCRIPTION");
-  for (const auto& p : Catalog()) {
+  for (const auto& p : KnownPlugins()) {
     bool installed = true;
     std::vector<std::string> names;
     for (const auto& f : p.files) {

@@ -29,7 +29,7 @@ std::vector<std::string> DefaultSourceDirs() {
   for (const auto& e : sfs::directory_iterator(cwd + "/plugins", ec))
     if (e.is_directory(ec)) build.push_back(e.path().string());
   std::sort(build.begin() + 1, build.end());
-  build.push_back(cwd + "/src/slurm_bin");
+  build.push_back(cwd + "/src/cedana_slurm");
   build.push_back(cwd + "/packaging");
   for (const auto& dir : build)
     if (fs::Exists(dir + "/" + slurm::kSpankSo) || fs::Exists(dir + "/" + slurm::kJobSubmitSo))
@@ -99,10 +99,10 @@ void AddSlurmCommand(CLI::App& app, CliContext& ctx) {
     options.slurm_version = RunningSlurmVersion();
     const Config* config = ctx.config();
     if (config == nullptr) return;
-    if (config->slurm_unprivileged) {
+    if (config->node.slurm_unprivileged) {
       // The seeds' setcap for unprivileged mode: criu (run as the job's user), cedana and,
       // added by setup once installed, cedana-slurm.
-      auto criu = engine::FindCriuBinary(config->criu_binary);
+      auto criu = engine::FindCriuBinary(config->node.criu_binary);
       if (!criu.has_value()) return ctx.Fail(criu.error());
       std::error_code ec;
       options.capability_binaries = {std::filesystem::canonical(*criu, ec).string(),

@@ -1,8 +1,8 @@
-#include "slurm_bin/job_polling.h"
+#include "job_proxy/job_polling.h"
 
 #include <algorithm>
 
-namespace cedana::slurm_bin {
+namespace cedana::job_proxy {
 
 std::chrono::milliseconds NextPollIn(bool preempt_notice, std::time_t now, std::time_t acts_at) {
   if (!preempt_notice) return kPollWithoutNotice;
@@ -12,4 +12,4 @@ std::chrono::milliseconds NextPollIn(bool preempt_notice, std::time_t now, std::
   return std::clamp<std::chrono::milliseconds>(until, kPollWithoutNotice, kPollWithNotice);
 }
 
-}  // namespace cedana::slurm_bin
+}  // namespace cedana::job_proxy

@@ -1,12 +1,12 @@
 #!/bin/bash
-# Streaming dumps (checkpoint.streaming): CRIU hands its image files to the daemon through its
+# Direct dumps (checkpoint.direct): CRIU hands its image files to the daemon through its
 # image streamer, within checkpoint.memory_limit_mib. A 1 GiB workload checks its own state
 # after the round trip; a store that fails mid-stream (a full checkpoint dir) leaves the
-# workload running and thawed with nothing committed; the default path (streaming off: an
+# workload running and thawed with nothing committed; the default path (direct dumps off: an
 # images dir packed after CRIU) round-trips and fails as cleanly.
 source "$(dirname "$0")/lib.sh"
 MIB=${MEMSTATE_MIB:-1024}
-start_daemon CEDANA_CHECKPOINT_STREAMING=1 CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB=64 || exit 1
+start_daemon CEDANA_CHECKPOINT_DIRECT=1 CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB=64 || exit 1
 
 lines_at_least() { [ "$(count_lines "$1" "$2")" -ge "$3" ]; }
 engine_state() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
@@ -31,14 +31,14 @@ restore_and_check() { # tag checkpoint
 # 1 GiB through 64 MiB of memory: CRIU waits for the store, the round trip is exact.
 w=$(start_memstate big "$MIB")
 ck=$(dump_id "$w" --compression zstd --streams 4)
-check "big: streaming dump" test -n "$ck"
+check "big: direct dump" test -n "$ck"
 line=$(last_dump_line)
-check "big: the dump streamed" grep -q "streamed" <<<"$line"
+check "big: the dump was direct" grep -q ", direct," <<<"$line"
 peak=$(grep -o 'peak buffer [0-9]*' <<<"$line" | grep -o '[0-9]*$')
 check "big: peak buffer ${peak:-?} MiB within the 64 MiB limit" test -n "$peak" -a "${peak:-999}" -le 64
 check "big: no pages image written to the work dir" bash -c "[ -z \"\$(ls '$T/work')\" ]"
 restore_and_check big "$ck"
-check "big: a streaming dump's checkpoint (CRIU's order, no heads) restores after a full unpack" \
+check "big: a direct dump's checkpoint (CRIU's order, no heads) restores after a full unpack" \
   grep -q "restored as workload .*(pid [0-9]*, unpack" "$T/daemon.log"
 
 # The store fails mid-stream: a checkpoint dir with room for a part of the images.
@@ -65,22 +65,22 @@ full_store_case() {
 }
 full_store_case full
 
-# Streaming off (the default): CRIU writes an images dir, which is packed afterwards.
+# Direct dumps off (the default): CRIU writes an images dir, which is packed afterwards.
 stop_daemon
-start_daemon CEDANA_CHECKPOINT_STREAMING=0 || exit 1
+start_daemon CEDANA_CHECKPOINT_DIRECT=0 || exit 1
 w=$(start_memstate off 256)
 ck=$(dump_id "$w" --compression zstd --streams 2)
 check "off: dump" test -n "$ck"
-check "off: the dump did not stream" bash -c "! grep -q streamed <<<\"$(last_dump_line)\""
+check "off: the dump was not direct" bash -c "! grep -q ', direct,' <<<\"$(last_dump_line)\""
 restore_and_check off "$ck"
-check "off: its checkpoint restores streamed" grep -q "restored as workload .*(pid [0-9]*, streamed" "$T/daemon.log"
+check "off: its checkpoint restores direct" grep -q "restored as workload .*(pid [0-9]*, direct" "$T/daemon.log"
 full_store_case off-full
 
 # A full work dir: CRIU cannot write the images; the workload runs on, nothing is left behind.
 stop_daemon
 mkdir -p "$T/smallwork"
 mount -t tmpfs -o size=32m tmpfs "$T/smallwork" && CLEANUPS+=("umount '$T/smallwork'")
-start_daemon CEDANA_CHECKPOINT_STREAMING=0 CEDANA_CHECKPOINT_WORK_DIR="$T/smallwork" || exit 1
+start_daemon CEDANA_CHECKPOINT_DIRECT=0 CEDANA_CHECKPOINT_WORK_DIR="$T/smallwork" || exit 1
 w=$(start_memstate work-full 128)
 out=$("$CEDANA" dump "$w" 2>&1)
 check "work-full: the dump fails" test $? -ne 0

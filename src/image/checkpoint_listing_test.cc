@@ -1,4 +1,4 @@
-#include "image/catalog.h"
+#include "image/checkpoint_listing.h"
 
 #include <unistd.h>
 

@@ -8,7 +8,7 @@
 
 #include "common/result.h"
 
-namespace cedana::slurm_bin {
+namespace cedana::job_proxy {
 
 struct JobState {
   // slurmctld has decided to preempt the job (its preempt_time is set): SLURM 22.05 does not
@@ -47,4 +47,4 @@ class SlurmJob {
   uint32_t job_id_;
 };
 
-}  // namespace cedana::slurm_bin
+}  // namespace cedana::job_proxy

@@ -9,7 +9,7 @@
 #include <ctime>
 #include <optional>
 
-namespace cedana::slurm_bin {
+namespace cedana::job_proxy {
 
 struct JobDeadlines {
   std::optional<uint32_t> grace_seconds;  // unknown: the partition could not be loaded
@@ -27,4 +27,4 @@ struct JobDeadlines {
   }
 };
 
-}  // namespace cedana::slurm_bin
+}  // namespace cedana::job_proxy

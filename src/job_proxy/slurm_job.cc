@@ -1,4 +1,4 @@
-#include "slurm_bin/slurm_job.h"
+#include "job_proxy/slurm_job.h"
 
 #include <cerrno>
 
@@ -13,7 +13,7 @@ extern "C" {
 #include <slurm/slurm_errno.h>
 }
 
-namespace cedana::slurm_bin {
+namespace cedana::job_proxy {
 
 SlurmJob::SlurmJob(uint32_t job_id) : job_id_(job_id) {
   static std::once_flag init;
@@ -79,4 +79,4 @@ Status SlurmJob::Requeue() {
   return OkStatus();
 }
 
-}  // namespace cedana::slurm_bin
+}  // namespace cedana::job_proxy

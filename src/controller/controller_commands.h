@@ -4,9 +4,9 @@
 
 #include <string>
 
-namespace cedana::slurm_bin {
+namespace cedana::controller {
 
 int ControllerCommand(const std::string& action);
 int CreateToken(const std::string& user, bool admin);
 
-}  // namespace cedana::slurm_bin
+}  // namespace cedana::controller

@@ -1,5 +1,5 @@
-// Node: what every request handler of the node daemon shares: the frozen config, the seams to
-// the system (CRIU, the processes, the supervisor), the cluster key, the workload records, the
+// NodeContext: what every request handler of the node daemon shares: the frozen config, the seams
+// to the system (CRIU, the processes, the supervisor), the cluster key, the workload records, the
 // connection caps and the dump queue. Built once in daemon start-up (unit tests build one with
 // fakes in temporary dirs), then read-only apart from the locks, caps and queue. Thread-safe.
 #pragma once
@@ -47,10 +47,10 @@ struct NodeSeams {
       open_store;
 };
 
-class Node {
+class NodeContext {
  public:
-  Node(Config config, NodeSeams seams, std::string cluster_key, std::string hostname,
-       std::string criu_version);
+  NodeContext(Config config, NodeSeams seams, std::string cluster_key, std::string hostname,
+              std::string criu_version);
 
   const Config& config() const { return config_; }
   const engine::CheckpointEngine& engine() const { return *seams_.engine; }
@@ -73,7 +73,7 @@ class Node {
   // owner's workloads live in the node's PID namespace (a non-root CRIU cannot restore a PID
   // namespace), and checkpoint files are read and written with the owner's file-system identity
   // (root_squash NFS). Root's own workloads stay privileged.
-  bool RunsAsOwner(uid_t owner) const { return config_.slurm_unprivileged && owner != 0; }
+  bool RunsAsOwner(uid_t owner) const { return config_.node.slurm_unprivileged && owner != 0; }
   // The identity CRIU takes for a workload of `owner`; empty when CRIU runs as root.
   std::optional<engine::RunAs> CriuIdentityFor(uid_t owner, gid_t gid) const;
   // The uid/gid whose file-system identity checkpoint files of `owner` are accessed with

@@ -1,5 +1,5 @@
-// StreamingPack: packs image files into N compressed tar streams of a checkpoint store *as they
-// arrive* (a streaming dump: CRIU's image streamer hands over each file as it writes it), so
+// DirectPack: packs image files into N compressed tar streams of a checkpoint store *as they
+// arrive* (a direct dump: CRIU's image streamer hands over each file as it writes it), so
 // that no images dir is written to disk and read back. The streams have the format
 // PackImagesDir writes, so UnpackToImagesDir and `zstd -d | tar -x` read them unchanged.
 //
@@ -9,7 +9,7 @@
 // every stream's thread takes from (tar -> codec -> SHA-256 -> store), so the parts of one large
 // pages image spread over the streams. Everything buffered (incoming files, queued entries and
 // the entries the threads are writing) stays within memory_limit: when it is reached the
-// caller of Append waits (backpressure), which for a streaming dump means CRIU waits.
+// caller of Append waits (backpressure), which for a direct dump means CRIU waits.
 //
 // Threads: the stream threads are created by Start and inherit the caller's file-system
 // identity (AsFileUser). OpenFile/Append/CloseFile/Finish/Abort are called from one producer
@@ -36,33 +36,33 @@
 
 namespace cedana::image {
 
-struct StreamingPackOptions {
+struct DirectPackOptions {
   int streams = 1;  // 1..64
   Codec codec = Codec::kNone;
   int level = 1;
   uint64_t part_bytes = 32ull << 20;     // largest entry; larger files become parts
   uint64_t memory_limit = 256ull << 20;  // bytes buffered at most (see above)
-  ProgressFn progress;                   // optional; total is 0 (unknown while streaming)
+  ProgressFn progress;                   // optional; total is 0 (unknown during the dump)
 };
 
-struct StreamingPackStats {
+struct DirectPackStats {
   uint64_t file_bytes = 0;  // bytes of all files received (the images' size)
   int files = 0;
   uint64_t peak_buffered = 0;           // most bytes held at once
   std::chrono::milliseconds waited{0};  // time Append spent waiting for memory
 };
 
-class StreamingPack {
+class DirectPack {
  public:
   // Starts options.streams threads, each creating its stream in `store`. kInvalidArgument for
   // streams out of range or a memory limit below one part.
-  static Result<std::unique_ptr<StreamingPack>> Start(storage::CheckpointStore& store,
-                                                      const storage::CheckpointRef& ref,
-                                                      StreamingPackOptions options);
+  static Result<std::unique_ptr<DirectPack>> Start(storage::CheckpointStore& store,
+                                                   const storage::CheckpointRef& ref,
+                                                   DirectPackOptions options);
   // Aborts (and joins) when neither Finish nor Abort was called.
-  ~StreamingPack();
-  StreamingPack(const StreamingPack&) = delete;
-  StreamingPack& operator=(const StreamingPack&) = delete;
+  ~DirectPack();
+  DirectPack(const DirectPack&) = delete;
+  DirectPack& operator=(const DirectPack&) = delete;
 
   // A new file; returns its handle. kInvalidArgument for an unsafe name (tar's rules), a name
   // too long for its part names, or one already received.
@@ -78,7 +78,7 @@ class StreamingPack {
   // Stops the threads without finishing the streams; returns the first stream error, if any.
   Status Abort();
 
-  StreamingPackStats stats() const;
+  DirectPackStats stats() const;
 
  private:
   struct Entry {
@@ -93,8 +93,8 @@ class StreamingPack {
     std::vector<char> buf;
   };
 
-  StreamingPack(storage::CheckpointStore& store, storage::CheckpointRef ref,
-                StreamingPackOptions options);
+  DirectPack(storage::CheckpointStore& store, storage::CheckpointRef ref,
+             DirectPackOptions options);
   // The threads' work: take entries until the queue is closed and empty.
   Result<StreamInfo> RunStream(int index);
   // Waits until `size` more bytes fit, queueing partly filled files when nothing else could
@@ -106,7 +106,7 @@ class StreamingPack {
 
   storage::CheckpointStore& store_;
   const storage::CheckpointRef ref_;
-  const StreamingPackOptions options_;
+  const DirectPackOptions options_;
   ProgressReporter progress_;
   StreamGroup group_;
   std::vector<StreamInfo> infos_;
@@ -122,10 +122,10 @@ class StreamingPack {
   bool stream_failed_ = false;        // guarded by mu_
   int writing_ = 0;                   // guarded by mu_: entries the threads are writing
   uint64_t buffered_ = 0;             // guarded by mu_
-  StreamingPackStats stats_;          // guarded by mu_
+  DirectPackStats stats_;             // guarded by mu_
   // Part buffers whose entries were written, kept for the next parts: fresh memory costs a
   // page fault per page on first touch, which made a GiB's worth of new buffers the slowest
-  // step of a streaming dump.
+  // step of a direct dump.
   std::vector<std::vector<char>> pool_;  // guarded by mu_
   std::vector<IncomingFile> files_;      // producer thread only
   bool stopped_ = false;                 // producer thread only

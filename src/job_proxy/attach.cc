@@ -1,4 +1,4 @@
-#include "slurm_bin/attach.h"
+#include "job_proxy/attach.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -22,18 +22,18 @@
 #include "common/checkpoint_reason.h"
 #include "common/config.h"
 #include "common/label.h"
+#include "job_proxy/job_deadlines.h"
+#include "job_proxy/job_polling.h"
+#include "job_proxy/slurm_job.h"
+#include "job_proxy/time_limit.h"
 #include "protocol/client.h"
 #include "protocol/daemon_reply.h"
 #include "protocol/daemon_request.h"
 #include "slurm/batch_script_env.h"
-#include "slurm_bin/job_deadlines.h"
-#include "slurm_bin/job_polling.h"
-#include "slurm_bin/slurm_job.h"
-#include "slurm_bin/time_limit.h"
 
 extern char** environ;
 
-namespace cedana::slurm_bin {
+namespace cedana::job_proxy {
 namespace {
 
 volatile std::sig_atomic_t g_term = 0;  // SIGTERM/SIGINT: checkpoint, then end
@@ -414,4 +414,4 @@ int RunAttach(const std::vector<std::string>& argv) {
   }
 }
 
-}  // namespace cedana::slurm_bin
+}  // namespace cedana::job_proxy

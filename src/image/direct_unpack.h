@@ -1,4 +1,4 @@
-// StreamedUnpack: a checkpoint's streams -> CRIU's images dir while CRIU already restores from
+// DirectUnpack: a checkpoint's streams -> CRIU's images dir while CRIU already restores from
 // it (criu restore --stream). Each stream holds every image but the memory pages first (its
 // head, hashed on its own in the manifest), then the pages. The streams are unpacked in
 // parallel as in UnpackToImagesDir; WaitForHeads() returns once every head is written and
@@ -30,18 +30,18 @@
 
 namespace cedana::image {
 
-class StreamedUnpack {
+class DirectUnpack {
  public:
   // kFailedPrecondition when the checkpoint's streams have no heads (made before them, or by a
-  // streaming dump): restore it with UnpackToImagesDir. `images_dir` must exist and be empty.
-  static Result<std::unique_ptr<StreamedUnpack>> Start(storage::CheckpointStore& store,
-                                                       const storage::CheckpointRef& ref,
-                                                       const Manifest& manifest,
-                                                       const std::string& images_dir,
-                                                       ProgressFn progress = {});
-  ~StreamedUnpack();  // Cancel(), then joins
-  StreamedUnpack(const StreamedUnpack&) = delete;
-  StreamedUnpack& operator=(const StreamedUnpack&) = delete;
+  // direct dump): restore it with UnpackToImagesDir. `images_dir` must exist and be empty.
+  static Result<std::unique_ptr<DirectUnpack>> Start(storage::CheckpointStore& store,
+                                                     const storage::CheckpointRef& ref,
+                                                     const Manifest& manifest,
+                                                     const std::string& images_dir,
+                                                     ProgressFn progress = {});
+  ~DirectUnpack();  // Cancel(), then joins
+  DirectUnpack(const DirectUnpack&) = delete;
+  DirectUnpack& operator=(const DirectUnpack&) = delete;
 
   // Every head written and verified, or the first error.
   Status WaitForHeads();
@@ -62,7 +62,7 @@ class StreamedUnpack {
 
  private:
   class Follower;
-  StreamedUnpack(const Manifest& manifest, std::string images_dir, ProgressFn progress);
+  DirectUnpack(const Manifest& manifest, std::string images_dir, ProgressFn progress);
   // How far `file` is written without a gap (under mu_).
   uint64_t ContiguousBytes(const std::string& file) const;
   // No stream will write more of the pages file `file` (under mu_).

@@ -1,8 +1,8 @@
-#include "slurm_bin/job_deadlines.h"
+#include "job_proxy/job_deadlines.h"
 
 #include <gtest/gtest.h>
 
-namespace cedana::slurm_bin {
+namespace cedana::job_proxy {
 namespace {
 
 TEST(JobDeadlinesTest, PreemptionEndsAfterTheGraceTimeOrAfterKillWaitWithoutOne) {
@@ -17,4 +17,4 @@ TEST(JobDeadlinesTest, PreemptionEndsAfterTheGraceTimeOrAfterKillWaitWithoutOne)
 }
 
 }  // namespace
-}  // namespace cedana::slurm_bin
+}  // namespace cedana::job_proxy

@@ -12,8 +12,8 @@
 #include "common/config.h"
 #include "common/version.h"
 #include "controller/controller.h"
-#include "slurm_bin/attach.h"
-#include "slurm_bin/controller_commands.h"
+#include "controller/controller_commands.h"
+#include "job_proxy/attach.h"
 
 int main(int argc, char** argv) {
   // See cedana's main: the seeds' file capabilities are not used by cedana-slurm either.
@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
       std::vector<std::string> args(argv, argv + argc);
       const char* orig = std::getenv("CEDANA_SLURM_ORIG_ARGV0");
       args[0] = orig ? orig : args[0];
-      return cedana::slurm_bin::RunAttach(args);
+      return cedana::job_proxy::RunAttach(args);
     }
     CLI::App app{"cedana-slurm: SLURM integration of cedana"};
     app.require_subcommand(1);
@@ -32,20 +32,20 @@ int main(int argc, char** argv) {
     auto* attach = app.add_subcommand("attach", "Run a command as this SLURM job's workload");
     attach->add_option("command", cmd, "Command and arguments")->required()->expected(-1);
     int code = 0;
-    attach->callback([&] { code = cedana::slurm_bin::RunAttach(cmd); });
+    attach->callback([&] { code = cedana::job_proxy::RunAttach(cmd); });
     auto* daemon = app.add_subcommand(
         "daemon", "The controller: catalog, policies, REST API, web UI, installer");
     std::string action = "start";
     daemon->add_option("action", action, "start (foreground, the default), status or stop")
         ->check(CLI::IsMember({"start", "status", "stop"}));
-    daemon->callback([&] { code = cedana::slurm_bin::ControllerCommand(action); });
+    daemon->callback([&] { code = cedana::controller::ControllerCommand(action); });
     auto* token = app.add_subcommand("token", "API tokens of the controller");
     auto* create = token->add_subcommand("create", "Create a token (printed once, stored hashed)");
     std::string user;
     bool admin = false;
     create->add_option("--user", user, "The user the token acts as")->required();
     create->add_flag("--admin", admin, "The token sees and changes everything");
-    create->callback([&] { code = cedana::slurm_bin::CreateToken(user, admin); });
+    create->callback([&] { code = cedana::controller::CreateToken(user, admin); });
     token->require_subcommand(1);
     app.add_subcommand("version", "Print the version")->callback([] {
       std::printf("cedana-slurm %s\n", cedana::kVersion);

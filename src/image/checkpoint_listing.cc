@@ -1,4 +1,4 @@
-#include "image/catalog.h"
+#include "image/checkpoint_listing.h"
 
 #include <fmt/format.h>
 
@@ -32,22 +32,23 @@ std::optional<Manifest> LoadListed(storage::CheckpointStore& store,
 
 }  // namespace
 
-Result<std::vector<CatalogEntry>> ListEntries(storage::CheckpointStore& store,
-                                              const std::optional<std::string>& owner,
-                                              const std::optional<std::string>& label) {
+Result<std::vector<ListedCheckpoint>> ListEntries(storage::CheckpointStore& store,
+                                                  const std::optional<std::string>& owner,
+                                                  const std::optional<std::string>& label) {
   CEDANA_ASSIGN_OR_RETURN(auto refs, store.List(owner, label));
-  std::vector<CatalogEntry> entries;
+  std::vector<ListedCheckpoint> entries;
   entries.reserve(refs.size());
   for (storage::CheckpointRef& ref : refs) {
     std::optional<Manifest> m = LoadListed(store, ref);
     if (m.has_value()) entries.push_back({std::move(ref), std::move(*m)});
   }
-  std::sort(entries.begin(), entries.end(), [](const CatalogEntry& a, const CatalogEntry& b) {
-    if (a.manifest.created_at_ms != b.manifest.created_at_ms) {
-      return a.manifest.created_at_ms > b.manifest.created_at_ms;
-    }
-    return a.ref.id > b.ref.id;
-  });
+  std::sort(entries.begin(), entries.end(),
+            [](const ListedCheckpoint& a, const ListedCheckpoint& b) {
+              if (a.manifest.created_at_ms != b.manifest.created_at_ms) {
+                return a.manifest.created_at_ms > b.manifest.created_at_ms;
+              }
+              return a.ref.id > b.ref.id;
+            });
   return entries;
 }
 
@@ -57,7 +58,7 @@ Result<std::vector<Manifest>> ListManifests(storage::CheckpointStore& store,
   CEDANA_ASSIGN_OR_RETURN(auto entries, ListEntries(store, owner, label));
   std::vector<Manifest> out;
   out.reserve(entries.size());
-  for (CatalogEntry& e : entries) out.push_back(std::move(e.manifest));
+  for (ListedCheckpoint& e : entries) out.push_back(std::move(e.manifest));
   return out;
 }
 

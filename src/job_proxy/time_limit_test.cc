@@ -1,8 +1,8 @@
-#include "slurm_bin/time_limit.h"
+#include "job_proxy/time_limit.h"
 
 #include <gtest/gtest.h>
 
-namespace cedana::slurm_bin {
+namespace cedana::job_proxy {
 namespace {
 
 constexpr std::time_t kEnd = 1'000'000;
@@ -63,4 +63,4 @@ TEST(TimeLimitTest, RequeuesOnlyWhenTheJobAsksTheSiteAllowsAndRestartsAreLeft) {
 }
 
 }  // namespace
-}  // namespace cedana::slurm_bin
+}  // namespace cedana::job_proxy

@@ -1,10 +1,10 @@
-#include "slurm_bin/job_polling.h"
+#include "job_proxy/job_polling.h"
 
 #include <gtest/gtest.h>
 
-#include "slurm_bin/time_limit.h"
+#include "job_proxy/time_limit.h"
 
-namespace cedana::slurm_bin {
+namespace cedana::job_proxy {
 namespace {
 
 using std::chrono::milliseconds;
@@ -36,4 +36,4 @@ TEST(JobPollingTest, TheTimeLimitIsNeverMissedBetweenTwoAsks) {
 }
 
 }  // namespace
-}  // namespace cedana::slurm_bin
+}  // namespace cedana::job_proxy

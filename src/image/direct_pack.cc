@@ -1,5 +1,5 @@
-// StreamingPack: image files -> N tar streams as they arrive, within a memory limit.
-#include "image/stream_pack.h"
+// DirectPack: image files -> N tar streams as they arrive, within a memory limit.
+#include "image/direct_pack.h"
 
 #include <fmt/format.h>
 #include <sys/mman.h>
@@ -29,9 +29,9 @@ void AdviseHugePages(char* data, size_t size) {
 
 }  // namespace
 
-Result<std::unique_ptr<StreamingPack>> StreamingPack::Start(storage::CheckpointStore& store,
-                                                            const storage::CheckpointRef& ref,
-                                                            StreamingPackOptions options) {
+Result<std::unique_ptr<DirectPack>> DirectPack::Start(storage::CheckpointStore& store,
+                                                      const storage::CheckpointRef& ref,
+                                                      DirectPackOptions options) {
   if (options.streams < 1 || options.streams > kMaxCheckpointStreams) {
     return InvalidArgumentError(fmt::format("streams must be between 1 and {}, got {}",
                                             kMaxCheckpointStreams, options.streams));
@@ -40,8 +40,8 @@ Result<std::unique_ptr<StreamingPack>> StreamingPack::Start(storage::CheckpointS
     return InvalidArgumentError(fmt::format("memory limit {} is below one part ({} bytes)",
                                             options.memory_limit, options.part_bytes));
   }
-  std::unique_ptr<StreamingPack> pack(new StreamingPack(store, ref, std::move(options)));
-  StreamingPack* p = pack.get();
+  std::unique_ptr<DirectPack> pack(new DirectPack(store, ref, std::move(options)));
+  DirectPack* p = pack.get();
   // The runner thread creates the stream threads; both inherit this thread's identity.
   p->runner_ = std::jthread([p] {
     p->group_status_ = p->group_.Run(p->options_.streams, [p](int i) -> Status {
@@ -63,8 +63,8 @@ Result<std::unique_ptr<StreamingPack>> StreamingPack::Start(storage::CheckpointS
   return pack;
 }
 
-StreamingPack::StreamingPack(storage::CheckpointStore& store, storage::CheckpointRef ref,
-                             StreamingPackOptions options)
+DirectPack::DirectPack(storage::CheckpointStore& store, storage::CheckpointRef ref,
+                       DirectPackOptions options)
     : store_(store),
       ref_(std::move(ref)),
       options_(std::move(options)),
@@ -72,11 +72,11 @@ StreamingPack::StreamingPack(storage::CheckpointStore& store, storage::Checkpoin
       group_([](int i) { return fmt::format("stream-{}", i); }),
       infos_(options_.streams) {}
 
-StreamingPack::~StreamingPack() {
+DirectPack::~DirectPack() {
   if (!stopped_) (void)Abort();
 }
 
-Result<StreamInfo> StreamingPack::RunStream(int index) {
+Result<StreamInfo> DirectPack::RunStream(int index) {
   CEDANA_ASSIGN_OR_RETURN(auto store_sink, store_.CreateStream(ref_, index));
   auto hashing = std::make_unique<HashingSink>(std::move(store_sink));
   HashingSink* stored = hashing.get();
@@ -88,7 +88,7 @@ Result<StreamInfo> StreamingPack::RunStream(int index) {
     {
       std::unique_lock lock(mu_);
       work_cv_.wait(lock, [&] { return abort_ || stream_failed_ || !queue_.empty() || closed_; });
-      if (abort_) return AbortedError("streaming pack aborted");
+      if (abort_) return AbortedError("direct pack aborted");
       if (stream_failed_) return CancelledError();
       if (queue_.empty()) break;  // closed and drained
       entry = std::move(queue_.front());
@@ -118,7 +118,7 @@ Result<StreamInfo> StreamingPack::RunStream(int index) {
                     {}};  // CRIU's order: no head
 }
 
-Result<int> StreamingPack::OpenFile(const std::string& name) {
+Result<int> DirectPack::OpenFile(const std::string& name) {
   if (!IsSafeImageName(name))
     return InvalidArgumentError("image file \"" + name + "\": unsafe name");
   if (name.size() + kPartSuffixLength > kTarMaxNameLength) {
@@ -136,7 +136,7 @@ Result<int> StreamingPack::OpenFile(const std::string& name) {
   return static_cast<int>(files_.size() - 1);
 }
 
-void StreamingPack::QueuePartLocked(IncomingFile& f) {
+void DirectPack::QueuePartLocked(IncomingFile& f) {
   uint64_t size = f.buf.size();
   queue_.push_back(Entry{TarPartName(f.name, f.offset), std::move(f.buf)});
   f.buf = {};
@@ -145,7 +145,7 @@ void StreamingPack::QueuePartLocked(IncomingFile& f) {
   work_cv_.notify_one();
 }
 
-Status StreamingPack::ReserveLocked(std::unique_lock<std::mutex>& lock, size_t size) {
+Status DirectPack::ReserveLocked(std::unique_lock<std::mutex>& lock, size_t size) {
   auto start = std::chrono::steady_clock::now();
   bool waited = false;
   while (!stream_failed_ && buffered_ + size > options_.memory_limit) {
@@ -172,9 +172,9 @@ Status StreamingPack::ReserveLocked(std::unique_lock<std::mutex>& lock, size_t s
   return OkStatus();
 }
 
-Status StreamingPack::Append(int file, const void* data, size_t size) {
+Status DirectPack::Append(int file, const void* data, size_t size) {
   if (file < 0 || file >= static_cast<int>(files_.size()) || !files_[file].open)
-    return InternalError(fmt::format("streaming pack: file {} is not open", file));
+    return InternalError(fmt::format("direct pack: file {} is not open", file));
   const char* p = static_cast<const char*>(data);
   while (size > 0) {
     IncomingFile& f = files_[file];
@@ -213,9 +213,9 @@ Status StreamingPack::Append(int file, const void* data, size_t size) {
   return OkStatus();
 }
 
-Status StreamingPack::CloseFile(int file) {
+Status DirectPack::CloseFile(int file) {
   if (file < 0 || file >= static_cast<int>(files_.size()) || !files_[file].open)
-    return InternalError(fmt::format("streaming pack: file {} is not open", file));
+    return InternalError(fmt::format("direct pack: file {} is not open", file));
   IncomingFile& f = files_[file];
   f.open = false;
   std::lock_guard lock(mu_);
@@ -230,7 +230,7 @@ Status StreamingPack::CloseFile(int file) {
   return OkStatus();
 }
 
-Status StreamingPack::Stop(bool finish) {
+Status DirectPack::Stop(bool finish) {
   stopped_ = true;
   {
     std::lock_guard lock(mu_);
@@ -243,23 +243,23 @@ Status StreamingPack::Stop(bool finish) {
   return group_status_;
 }
 
-Result<std::vector<StreamInfo>> StreamingPack::Finish() {
+Result<std::vector<StreamInfo>> DirectPack::Finish() {
   for (const IncomingFile& f : files_) {
     if (f.open) {
       (void)Stop(false);
-      return InternalError("streaming pack: " + f.name + " was not complete");
+      return InternalError("direct pack: " + f.name + " was not complete");
     }
   }
   CEDANA_RETURN_IF_ERROR(Stop(true)) << "packing into " << ref_.Path();
   return infos_;
 }
 
-Status StreamingPack::Abort() {
+Status DirectPack::Abort() {
   if (stopped_) return group_status_;
   return Stop(false);
 }
 
-StreamingPackStats StreamingPack::stats() const {
+DirectPackStats DirectPack::stats() const {
   std::lock_guard lock(mu_);
   return stats_;
 }

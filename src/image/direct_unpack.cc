@@ -1,4 +1,4 @@
-#include "image/streamed_unpack.h"
+#include "image/direct_unpack.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -20,9 +20,9 @@ constexpr int kPipeBytes = 1 << 20;  // fewer wake-ups of CRIU than the default 
 }  // namespace
 
 // Follows one stream's extraction into the positions and pages maps.
-class StreamedUnpack::Follower : public ExtractObserver {
+class DirectUnpack::Follower : public ExtractObserver {
  public:
-  Follower(StreamedUnpack* owner, int index)
+  Follower(DirectUnpack* owner, int index)
       : owner_(owner), index_(index), head_bytes_(owner->manifest_.streams[index].head.raw_bytes) {}
 
   // CRIU reads the head's images once they are verified, while the tail is still arriving and
@@ -54,14 +54,13 @@ class StreamedUnpack::Follower : public ExtractObserver {
   }
 
  private:
-  StreamedUnpack* owner_;
+  DirectUnpack* owner_;
   int index_;
   uint64_t head_bytes_;
   uint64_t entry_offset_ = 0;
 };
 
-StreamedUnpack::StreamedUnpack(const Manifest& manifest, std::string images_dir,
-                               ProgressFn progress)
+DirectUnpack::DirectUnpack(const Manifest& manifest, std::string images_dir, ProgressFn progress)
     : manifest_(manifest),
       images_dir_(std::move(images_dir)),
       progress_fn_(std::move(progress)),
@@ -73,21 +72,21 @@ StreamedUnpack::StreamedUnpack(const Manifest& manifest, std::string images_dir,
   progress_ = std::make_unique<ProgressReporter>(progress_fn_, total);
 }
 
-Result<std::unique_ptr<StreamedUnpack>> StreamedUnpack::Start(storage::CheckpointStore& store,
-                                                              const storage::CheckpointRef& ref,
-                                                              const Manifest& manifest,
-                                                              const std::string& images_dir,
-                                                              ProgressFn progress) {
+Result<std::unique_ptr<DirectUnpack>> DirectUnpack::Start(storage::CheckpointStore& store,
+                                                          const storage::CheckpointRef& ref,
+                                                          const Manifest& manifest,
+                                                          const std::string& images_dir,
+                                                          ProgressFn progress) {
   if (manifest.streams.empty()) return InvalidArgumentError("checkpoint has no streams");
   for (const StreamInfo& s : manifest.streams)
     if (s.head.sha256.empty())
       return FailedPreconditionError(fmt::format(
           "checkpoint {} was written without stream heads; it restores after a full unpack",
           manifest.id));
-  std::unique_ptr<StreamedUnpack> u(new StreamedUnpack(manifest, images_dir, std::move(progress)));
+  std::unique_ptr<DirectUnpack> u(new DirectUnpack(manifest, images_dir, std::move(progress)));
   for (size_t i = 0; i < manifest.streams.size(); ++i)
     u->followers_.push_back(std::make_unique<Follower>(u.get(), static_cast<int>(i)));
-  StreamedUnpack* self = u.get();
+  DirectUnpack* self = u.get();
   u->runner_ = std::thread([self, &store, ref] {
     int n = static_cast<int>(self->manifest_.streams.size());
     Status s = self->group_.Run(n, [&](int i) {
@@ -112,12 +111,12 @@ Result<std::unique_ptr<StreamedUnpack>> StreamedUnpack::Start(storage::Checkpoin
   return u;
 }
 
-StreamedUnpack::~StreamedUnpack() {
+DirectUnpack::~DirectUnpack() {
   Cancel();
   if (runner_.joinable()) runner_.join();
 }
 
-Status StreamedUnpack::WaitForHeads() {
+Status DirectUnpack::WaitForHeads() {
   std::unique_lock<std::mutex> lock(mu_);
   changed_.wait(lock, [&] { return heads_left_ == 0 || done_ || cancelled_; });
   if (heads_left_ == 0) return OkStatus();
@@ -125,13 +124,13 @@ Status StreamedUnpack::WaitForHeads() {
   return status_.ok() ? InternalError("streams ended without their heads") : status_;
 }
 
-Status StreamedUnpack::Finish() {
+Status DirectUnpack::Finish() {
   if (runner_.joinable()) runner_.join();
   std::lock_guard<std::mutex> lock(mu_);
   return status_;
 }
 
-void StreamedUnpack::Cancel() {
+void DirectUnpack::Cancel() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (done_) return;
@@ -141,14 +140,14 @@ void StreamedUnpack::Cancel() {
   group_.Cancel();
 }
 
-Status StreamedUnpack::Failure() const {
+Status DirectUnpack::Failure() const {
   std::lock_guard<std::mutex> lock(mu_);
   return done_ && !cancelled_ ? status_ : OkStatus();
 }
 
-bool StreamedUnpack::Stopped() const { return cancelled_ || (done_ && !status_.ok()); }
+bool DirectUnpack::Stopped() const { return cancelled_ || (done_ && !status_.ok()); }
 
-uint64_t StreamedUnpack::ContiguousBytes(const std::string& file) const {
+uint64_t DirectUnpack::ContiguousBytes(const std::string& file) const {
   auto it = pages_.find(file);
   if (it == pages_.end()) return 0;
   // Parts start where the previous one ends, so the prefix ends at the first part that is
@@ -160,14 +159,14 @@ uint64_t StreamedUnpack::ContiguousBytes(const std::string& file) const {
   return end;
 }
 
-bool StreamedUnpack::Complete(const std::string& file) const {
+bool DirectUnpack::Complete(const std::string& file) const {
   // Each stream's pages come in order of file name: one that is past `file` brings no more.
   for (const Position& p : positions_)
     if (!p.finished && !(p.in_pages && p.file > file)) return false;
   return true;
 }
 
-Result<bool> StreamedUnpack::Has(const std::string& name) {
+Result<bool> DirectUnpack::Has(const std::string& name) {
   if (!IsSafeImageName(name))
     return InvalidArgumentError("image name \"" + name + "\" is not a file name");
   if (!IsPagesImage(name)) {
@@ -181,7 +180,7 @@ Result<bool> StreamedUnpack::Has(const std::string& name) {
   return false;
 }
 
-Status StreamedUnpack::Send(const std::string& name, int pipe_fd) {
+Status DirectUnpack::Send(const std::string& name, int pipe_fd) {
   if (!IsSafeImageName(name))
     return InvalidArgumentError("image name \"" + name + "\" is not a file name");
   std::string path = images_dir_ + "/" + name;

@@ -1,4 +1,4 @@
-// Catalog: questions answered from a CheckpointStore alone (docs/storage.md): the checkpoints of
+// Listing: questions answered from a CheckpointStore alone (docs/storage.md): the checkpoints of
 // an owner/label newest first, a checkpoint by id, and retention (keep the newest K per label).
 // It lives in image/ because it parses manifests; storage/ knows nothing of manifests.
 // Stateless functions; thread-safe as far as the store is.
@@ -16,16 +16,16 @@
 namespace cedana::image {
 
 // One committed checkpoint: where it is and what its manifest says.
-struct CatalogEntry {
+struct ListedCheckpoint {
   storage::CheckpointRef ref;
   Manifest manifest;
 };
 
 // Committed checkpoints, newest first (created_at_ms, then id, descending). Manifests that fail
 // to parse are skipped with a warning; so are checkpoints deleted while listing.
-Result<std::vector<CatalogEntry>> ListEntries(storage::CheckpointStore& store,
-                                              const std::optional<std::string>& owner,
-                                              const std::optional<std::string>& label);
+Result<std::vector<ListedCheckpoint>> ListEntries(storage::CheckpointStore& store,
+                                                  const std::optional<std::string>& owner,
+                                                  const std::optional<std::string>& label);
 Result<std::vector<Manifest>> ListManifests(storage::CheckpointStore& store,
                                             const std::optional<std::string>& owner,
                                             const std::optional<std::string>& label);

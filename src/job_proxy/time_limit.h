@@ -10,7 +10,7 @@
 #include <ctime>
 #include <string>
 
-namespace cedana::slurm_bin {
+namespace cedana::job_proxy {
 
 // The estimate of a label's first checkpoint, before one was measured.
 inline constexpr int64_t kUnmeasuredCheckpointMs = 10'000;
@@ -41,4 +41,4 @@ std::time_t TimeLimitActsAt(const TimeLimitInput& in, const TimeLimitPolicy& pol
 // Why a job that asked to be requeued is not (empty when it is, or did not ask).
 std::string WhyNoRequeue(const TimeLimitInput& in, const TimeLimitPolicy& policy);
 
-}  // namespace cedana::slurm_bin
+}  // namespace cedana::job_proxy

@@ -1,8 +1,8 @@
-#include "slurm_bin/time_limit.h"
+#include "job_proxy/time_limit.h"
 
 #include <fmt/format.h>
 
-namespace cedana::slurm_bin {
+namespace cedana::job_proxy {
 
 namespace {
 int64_t LeadMs(const TimeLimitInput& in, const TimeLimitPolicy& policy) {
@@ -38,4 +38,4 @@ std::string WhyNoRequeue(const TimeLimitInput& in, const TimeLimitPolicy& policy
   return "";
 }
 
-}  // namespace cedana::slurm_bin
+}  // namespace cedana::job_proxy

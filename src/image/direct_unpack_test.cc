@@ -1,4 +1,4 @@
-#include "image/streamed_unpack.h"
+#include "image/direct_unpack.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -40,7 +40,7 @@ const Files& ImageFiles() {
 }
 
 // What CRIU would read from the pipe that Send() fills.
-Result<std::string> SendThroughPipe(StreamedUnpack& unpack, const std::string& name) {
+Result<std::string> SendThroughPipe(DirectUnpack& unpack, const std::string& name) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return ErrnoStatus(errno, "pipe");
   UniqueFd r(fds[0]), w(fds[1]);
@@ -56,7 +56,7 @@ Result<std::string> SendThroughPipe(StreamedUnpack& unpack, const std::string& n
   return got;
 }
 
-class StreamedUnpackTest : public ::testing::Test {
+class DirectUnpackTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(fs::MakeDirs(images_).ok());
@@ -95,19 +95,19 @@ class StreamedUnpackTest : public ::testing::Test {
   CheckpointRef ref_{"alice", "train", "c-1"};
 };
 
-class StreamedRoundTripTest : public StreamedUnpackTest,
-                              public ::testing::WithParamInterface<std::tuple<Codec, int>> {};
+class DirectRoundTripTest : public DirectUnpackTest,
+                            public ::testing::WithParamInterface<std::tuple<Codec, int>> {};
 
-TEST_P(StreamedRoundTripTest, HeadsFirstThenPagesAsTheyArrive) {
+TEST_P(DirectRoundTripTest, HeadsFirstThenPagesAsTheyArrive) {
   auto [codec, streams] = GetParam();
   Manifest m = Pack(codec, streams);
   for (const StreamInfo& s : m.streams) {
     EXPECT_EQ(s.head.sha256.size(), 64u);
     EXPECT_LE(s.head.raw_bytes, s.raw_bytes);
   }
-  auto unpack = StreamedUnpack::Start(store_, ref_, m, restored_);
+  auto unpack = DirectUnpack::Start(store_, ref_, m, restored_);
   ASSERT_TRUE(unpack.has_value()) << unpack.error().ToString();
-  StreamedUnpack& u = **unpack;
+  DirectUnpack& u = **unpack;
   ASSERT_TRUE(u.WaitForHeads().ok());
   // Every image but the pages is complete once the heads are.
   for (const auto& [name, data] : ImageFiles()) {
@@ -127,7 +127,7 @@ TEST_P(StreamedRoundTripTest, HeadsFirstThenPagesAsTheyArrive) {
   EXPECT_TRUE(u.Finish().ok());
 }
 
-INSTANTIATE_TEST_SUITE_P(CodecsAndStreams, StreamedRoundTripTest,
+INSTANTIATE_TEST_SUITE_P(CodecsAndStreams, DirectRoundTripTest,
                          ::testing::Combine(::testing::Values(Codec::kNone, Codec::kZstd),
                                             ::testing::Values(1, 3)),
                          [](const auto& info) {
@@ -135,10 +135,10 @@ INSTANTIATE_TEST_SUITE_P(CodecsAndStreams, StreamedRoundTripTest,
                                   std::to_string(std::get<1>(info.param)) + "streams";
                          });
 
-TEST_F(StreamedUnpackTest, ChangedHeadStopsBeforeCriuReadsAnything) {
+TEST_F(DirectUnpackTest, ChangedHeadStopsBeforeCriuReadsAnything) {
   Manifest m = Pack(Codec::kNone, 1);
   FlipByte(0, 700);  // in the head's first file
-  auto unpack = StreamedUnpack::Start(store_, ref_, m, restored_);
+  auto unpack = DirectUnpack::Start(store_, ref_, m, restored_);
   ASSERT_TRUE(unpack.has_value());
   Status heads = (*unpack)->WaitForHeads();
   EXPECT_EQ(heads.code(), Code::kAborted) << heads.ToString();
@@ -146,10 +146,10 @@ TEST_F(StreamedUnpackTest, ChangedHeadStopsBeforeCriuReadsAnything) {
   EXPECT_EQ((*unpack)->Finish().code(), Code::kAborted);
 }
 
-TEST_F(StreamedUnpackTest, ChangedPagesFailTheFinishAndTheirSend) {
+TEST_F(DirectUnpackTest, ChangedPagesFailTheFinishAndTheirSend) {
   Manifest m = Pack(Codec::kNone, 1);
   FlipByte(0, m.streams[0].stored_bytes - 4096);  // in the last pages
-  auto unpack = StreamedUnpack::Start(store_, ref_, m, restored_);
+  auto unpack = DirectUnpack::Start(store_, ref_, m, restored_);
   ASSERT_TRUE(unpack.has_value());
   ASSERT_TRUE((*unpack)->WaitForHeads().ok());
   Status done = (*unpack)->Finish();
@@ -161,7 +161,7 @@ TEST_F(StreamedUnpackTest, ChangedPagesFailTheFinishAndTheirSend) {
 // The first tail entry of an uncompressed stream renamed to a part of core-1.img, with a valid
 // tar header: without the tail rule it would rewrite the verified core image at offset 5 while
 // CRIU may already be reading it; the stream's checksum fails only at its end.
-TEST_F(StreamedUnpackTest, ATailEntryCannotRewriteAVerifiedImage) {
+TEST_F(DirectUnpackTest, ATailEntryCannotRewriteAVerifiedImage) {
   Manifest m = Pack(Codec::kNone, 1);
   std::string path = store_.CheckpointDir(ref_) + "/stream-0";
   std::string data = fs::ReadFile(path).value();
@@ -179,7 +179,7 @@ TEST_F(StreamedUnpackTest, ATailEntryCannotRewriteAVerifiedImage) {
   data.replace(header + 148, 7, std::string(field, 6) + '\0');
   ASSERT_TRUE(fs::WriteFileAtomic(path, data).ok());
 
-  auto unpack = StreamedUnpack::Start(store_, ref_, m, restored_);
+  auto unpack = DirectUnpack::Start(store_, ref_, m, restored_);
   ASSERT_TRUE(unpack.has_value());
   ASSERT_TRUE((*unpack)->WaitForHeads().ok());  // the head itself is intact
   Status done = (*unpack)->Finish();
@@ -193,9 +193,9 @@ TEST_F(StreamedUnpackTest, ATailEntryCannotRewriteAVerifiedImage) {
       << "the verified core image was rewritten by the tail";
 }
 
-TEST_F(StreamedUnpackTest, ACancelledUnpackReportsNoFailureOfItsOwn) {
+TEST_F(DirectUnpackTest, ACancelledUnpackReportsNoFailureOfItsOwn) {
   Manifest m = Pack(Codec::kLz4, 2);
-  auto unpack = StreamedUnpack::Start(store_, ref_, m, restored_);
+  auto unpack = DirectUnpack::Start(store_, ref_, m, restored_);
   ASSERT_TRUE(unpack.has_value());
   ASSERT_TRUE((*unpack)->WaitForHeads().ok());
   (*unpack)->Cancel();
@@ -203,15 +203,15 @@ TEST_F(StreamedUnpackTest, ACancelledUnpackReportsNoFailureOfItsOwn) {
   EXPECT_TRUE((*unpack)->Failure().ok()) << (*unpack)->Failure().ToString();
 }
 
-TEST_F(StreamedUnpackTest, CheckpointsWithoutHeadsNeedAFullUnpack) {
+TEST_F(DirectUnpackTest, CheckpointsWithoutHeadsNeedAFullUnpack) {
   Manifest m = Pack(Codec::kLz4, 2);
   m.streams[1].head = {};
-  auto unpack = StreamedUnpack::Start(store_, ref_, m, restored_);
+  auto unpack = DirectUnpack::Start(store_, ref_, m, restored_);
   ASSERT_FALSE(unpack.has_value());
   EXPECT_EQ(unpack.error().code(), Code::kFailedPrecondition);
 }
 
-TEST_F(StreamedUnpackTest, HeadsSurviveTheManifestAndOlderManifestsKeepTheirText) {
+TEST_F(DirectUnpackTest, HeadsSurviveTheManifestAndOlderManifestsKeepTheirText) {
   Manifest m = Pack(Codec::kLz4, 2);
   auto parsed = ParseManifest(ManifestToJson(m));
   ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-namespace cedana::slurm_bin {
+namespace cedana::job_proxy {
 
 // argv: the job's original command. Returns the exit code (or does not return: exec).
 int RunAttach(const std::vector<std::string>& argv);
 
-}  // namespace cedana::slurm_bin
+}  // namespace cedana::job_proxy

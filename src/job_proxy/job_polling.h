@@ -9,7 +9,7 @@
 #include <chrono>
 #include <ctime>
 
-namespace cedana::slurm_bin {
+namespace cedana::job_proxy {
 
 inline constexpr std::chrono::milliseconds kPollWithoutNotice{500};
 inline constexpr std::chrono::milliseconds kPollWithNotice{30'000};
@@ -18,4 +18,4 @@ inline constexpr std::chrono::milliseconds kPollWithNotice{30'000};
 // (TimeLimitActsAt), 0 for none.
 std::chrono::milliseconds NextPollIn(bool preempt_notice, std::time_t now, std::time_t acts_at);
 
-}  // namespace cedana::slurm_bin
+}  // namespace cedana::job_proxy

@@ -1,4 +1,4 @@
-#include "daemon/node.h"
+#include "daemon/node_context.h"
 
 #include <thread>
 
@@ -6,35 +6,36 @@
 
 namespace cedana::daemon {
 
-Node::Node(Config config, NodeSeams seams, std::string cluster_key, std::string hostname,
-           std::string criu_version)
+NodeContext::NodeContext(Config config, NodeSeams seams, std::string cluster_key,
+                         std::string hostname, std::string criu_version)
     : config_(std::move(config)),
       seams_(std::move(seams)),
       cluster_key_(std::move(cluster_key)),
       hostname_(std::move(hostname)),
       criu_version_(std::move(criu_version)),
-      records_(config_.state_dir),
-      slurm_jobs_(config_.state_dir + "/slurm-jobs"),
-      dump_queue_({config_.checkpoint_parallel_dumps > 0
-                       ? config_.checkpoint_parallel_dumps
+      records_(config_.node.state_dir),
+      slurm_jobs_(config_.node.state_dir + "/slurm-jobs"),
+      dump_queue_({config_.node.checkpoint_parallel_dumps > 0
+                       ? config_.node.checkpoint_parallel_dumps
                        : AutoDumpSlots(std::thread::hardware_concurrency()),
                    HalfOfAvailableMemory}) {}
 
-Result<std::unique_ptr<storage::CheckpointStore>> Node::OpenStore(const std::string& dir) const {
+Result<std::unique_ptr<storage::CheckpointStore>> NodeContext::OpenStore(
+    const std::string& dir) const {
   return seams_.open_store(dir.empty() ? config_.checkpoint_dir : dir);
 }
 
-std::optional<engine::RunAs> Node::CriuIdentityFor(uid_t owner, gid_t gid) const {
+std::optional<engine::RunAs> NodeContext::CriuIdentityFor(uid_t owner, gid_t gid) const {
   if (!RunsAsOwner(owner)) return std::nullopt;
   return engine::RunAs{owner, gid, GroupsOf(owner, gid)};
 }
 
-std::pair<uid_t, gid_t> Node::StoreIdentityFor(uid_t owner, gid_t gid) const {
+std::pair<uid_t, gid_t> NodeContext::StoreIdentityFor(uid_t owner, gid_t gid) const {
   if (!RunsAsOwner(owner)) return {0, 0};
   return {owner, gid};
 }
 
-std::unique_lock<std::mutex> Node::LockWorkload(const std::string& id) {
+std::unique_lock<std::mutex> NodeContext::LockWorkload(const std::string& id) {
   std::mutex* mu;
   {
     std::lock_guard guard(locks_mu_);
@@ -45,17 +46,17 @@ std::unique_lock<std::mutex> Node::LockWorkload(const std::string& id) {
   return std::unique_lock<std::mutex>(*mu);
 }
 
-void Node::ClaimWorkDir(const std::string& name) {
+void NodeContext::ClaimWorkDir(const std::string& name) {
   std::lock_guard guard(work_dirs_mu_);
   work_dirs_.insert(name);
 }
 
-void Node::ReleaseWorkDir(const std::string& name) {
+void NodeContext::ReleaseWorkDir(const std::string& name) {
   std::lock_guard guard(work_dirs_mu_);
   work_dirs_.erase(name);
 }
 
-bool Node::WorkDirClaimed(const std::string& name) const {
+bool NodeContext::WorkDirClaimed(const std::string& name) const {
   std::lock_guard guard(work_dirs_mu_);
   return work_dirs_.count(name) != 0;
 }

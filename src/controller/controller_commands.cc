@@ -1,4 +1,4 @@
-#include "slurm_bin/controller_commands.h"
+#include "controller/controller_commands.h"
 
 #include <httplib.h>
 #include <signal.h>
@@ -13,10 +13,10 @@
 #include "common/log.h"
 #include "controller/controller.h"
 
-namespace cedana::slurm_bin {
+namespace cedana::controller {
 namespace {
 
-Result<Config> LoadNodeConfig() {
+Result<Config> LoadSettings() {
   auto env = ProcessEnvironment();
   CEDANA_ASSIGN_OR_RETURN(LoadedConfig loaded, LoadConfig(ConfigPath(env), env));
   for (const std::string& w : loaded.warnings)
@@ -24,7 +24,7 @@ Result<Config> LoadNodeConfig() {
   return loaded.config;
 }
 
-std::string PidFile(const Config& c) { return c.state_dir + "/cedana-slurm.pid"; }
+std::string PidFile(const Config& c) { return c.node.state_dir + "/cedana-slurm.pid"; }
 
 pid_t RunningPid(const Config& c) {
   Result<std::string> text = fs::ReadFile(PidFile(c));
@@ -74,7 +74,7 @@ int Start(const Config& c) {
     return 1;
   }
   log::SetLevel(c.log_level);
-  (void)fs::MakeDirs(c.state_dir);
+  (void)fs::MakeDirs(c.node.state_dir);
   (void)fs::WriteFileAtomic(PidFile(c), std::to_string(::getpid()) + "\n", 0644);
   int code = controller::RunController(c);
   ::unlink(PidFile(c).c_str());
@@ -84,7 +84,7 @@ int Start(const Config& c) {
 }  // namespace
 
 int ControllerCommand(const std::string& action) {
-  Result<Config> config = LoadNodeConfig();
+  Result<Config> config = LoadSettings();
   if (!config.has_value()) {
     std::fprintf(stderr, "cedana-slurm: error: %s\n", config.error().ToString().c_str());
     return 2;
@@ -95,7 +95,7 @@ int ControllerCommand(const std::string& action) {
 }
 
 int CreateToken(const std::string& user, bool admin) {
-  Result<Config> config = LoadNodeConfig();
+  Result<Config> config = LoadSettings();
   if (!config.has_value()) {
     std::fprintf(stderr, "cedana-slurm: error: %s\n", config.error().ToString().c_str());
     return 2;
@@ -103,4 +103,4 @@ int CreateToken(const std::string& user, bool admin) {
   return controller::CreateTokenCommand(*config, user, admin);
 }
 
-}  // namespace cedana::slurm_bin
+}  // namespace cedana::controller

@@ -1,4 +1,4 @@
-#include "image/stream_pack.h"
+#include "image/direct_pack.h"
 
 #include <gtest/gtest.h>
 
@@ -58,10 +58,10 @@ class FailingStore : public LocalStore {
   }
 };
 
-class StreamingPackTest : public ::testing::TestWithParam<std::tuple<Codec, int>> {
+class DirectPackTest : public ::testing::TestWithParam<std::tuple<Codec, int>> {
  protected:
   // Feeds every file in 64 KiB pieces, all files open at once (as CRIU may), round robin.
-  Result<std::vector<StreamInfo>> Feed(StreamingPack& pack, const Files& files) {
+  Result<std::vector<StreamInfo>> Feed(DirectPack& pack, const Files& files) {
     std::vector<std::pair<int, const std::string*>> open;
     for (const auto& [name, data] : files) {
       CEDANA_ASSIGN_OR_RETURN(int id, pack.OpenFile(name));
@@ -96,8 +96,8 @@ class StreamingPackTest : public ::testing::TestWithParam<std::tuple<Codec, int>
     return out;
   }
 
-  StreamingPackOptions Options(Codec codec, int streams) {
-    StreamingPackOptions o;
+  DirectPackOptions Options(Codec codec, int streams) {
+    DirectPackOptions o;
     o.codec = codec;
     o.streams = streams;
     o.part_bytes = kPart;
@@ -111,15 +111,15 @@ class StreamingPackTest : public ::testing::TestWithParam<std::tuple<Codec, int>
   CheckpointRef ref_{"alice", "train", "c-1"};
 };
 
-TEST_P(StreamingPackTest, RoundTripsThroughUnpackWithinTheMemoryLimit) {
+TEST_P(DirectPackTest, RoundTripsThroughUnpackWithinTheMemoryLimit) {
   auto [codec, streams] = GetParam();
-  auto pack = StreamingPack::Start(store_, ref_, Options(codec, streams));
+  auto pack = DirectPack::Start(store_, ref_, Options(codec, streams));
   ASSERT_TRUE(pack.has_value()) << pack.error().ToString();
   auto infos = Feed(**pack, ImageFiles());
   ASSERT_TRUE(infos.has_value()) << infos.error().ToString();
   ASSERT_EQ(infos->size(), static_cast<size_t>(streams));
   EXPECT_EQ(Unpack(*infos, codec), ImageFiles());
-  StreamingPackStats stats = (*pack)->stats();
+  DirectPackStats stats = (*pack)->stats();
   EXPECT_LE(stats.peak_buffered, 2 * kPart);
   EXPECT_EQ(stats.files, static_cast<int>(ImageFiles().size()));
   uint64_t total = 0;
@@ -127,17 +127,17 @@ TEST_P(StreamingPackTest, RoundTripsThroughUnpackWithinTheMemoryLimit) {
   EXPECT_EQ(stats.file_bytes, total);
 }
 
-INSTANTIATE_TEST_SUITE_P(Codecs, StreamingPackTest,
+INSTANTIATE_TEST_SUITE_P(Codecs, DirectPackTest,
                          ::testing::Combine(::testing::Values(Codec::kNone, Codec::kZstd,
                                                               Codec::kGzip),
                                             ::testing::Values(1, 3)));
 
 // The format PackImagesDir writes: small files whole, large ones as <name>@<offset> parts that
 // join by hand.
-TEST_F(StreamingPackTest, SmallFilesWholeLargeOnesAsPartsThatJoinByHand) {
-  StreamingPackOptions o = Options(Codec::kNone, 2);
+TEST_F(DirectPackTest, SmallFilesWholeLargeOnesAsPartsThatJoinByHand) {
+  DirectPackOptions o = Options(Codec::kNone, 2);
   o.memory_limit = 8 * kPart;  // no file is sent early to free memory
-  auto pack = StreamingPack::Start(store_, ref_, o);
+  auto pack = DirectPack::Start(store_, ref_, o);
   ASSERT_TRUE(pack.has_value());
   auto infos = Feed(**pack, ImageFiles());
   ASSERT_TRUE(infos.has_value()) << infos.error().ToString();
@@ -158,11 +158,11 @@ TEST_F(StreamingPackTest, SmallFilesWholeLargeOnesAsPartsThatJoinByHand) {
 
 // Many files growing at once, each less than a part: memory fills with partly received files,
 // which must then travel as parts rather than wait forever.
-TEST_F(StreamingPackTest, PartlyReceivedFilesDoNotDeadlockTheMemoryLimit) {
+TEST_F(DirectPackTest, PartlyReceivedFilesDoNotDeadlockTheMemoryLimit) {
   Files files;
   for (int i = 0; i < 6; ++i)
     files["pages-" + std::to_string(i) + ".img"] = RandomBytes(kPart - 7, i);
-  auto pack = StreamingPack::Start(store_, ref_, Options(Codec::kLz4, 2));
+  auto pack = DirectPack::Start(store_, ref_, Options(Codec::kLz4, 2));
   ASSERT_TRUE(pack.has_value());
   auto infos = Feed(**pack, files);
   ASSERT_TRUE(infos.has_value()) << infos.error().ToString();
@@ -170,9 +170,9 @@ TEST_F(StreamingPackTest, PartlyReceivedFilesDoNotDeadlockTheMemoryLimit) {
   EXPECT_LE((*pack)->stats().peak_buffered, 2 * kPart);
 }
 
-TEST_F(StreamingPackTest, StoreFailureStopsTheProducerWithTheCause) {
+TEST_F(DirectPackTest, StoreFailureStopsTheProducerWithTheCause) {
   FailingStore bad(tmp_.Sub("bad"));
-  auto pack = StreamingPack::Start(bad, ref_, Options(Codec::kNone, 2));
+  auto pack = DirectPack::Start(bad, ref_, Options(Codec::kNone, 2));
   ASSERT_TRUE(pack.has_value());
   auto infos = Feed(**pack, {{"pages-1.img", RandomBytes(20 * kPart, 1)}});
   ASSERT_FALSE(infos.has_value());
@@ -183,8 +183,8 @@ TEST_F(StreamingPackTest, StoreFailureStopsTheProducerWithTheCause) {
       << cause.ToString();
 }
 
-TEST_F(StreamingPackTest, RefusesUnsafeAndRepeatedNames) {
-  auto pack = StreamingPack::Start(store_, ref_, Options(Codec::kNone, 1));
+TEST_F(DirectPackTest, RefusesUnsafeAndRepeatedNames) {
+  auto pack = DirectPack::Start(store_, ref_, Options(Codec::kNone, 1));
   ASSERT_TRUE(pack.has_value());
   EXPECT_EQ((*pack)->OpenFile("../etc/passwd").error().code(), Code::kInvalidArgument);
   EXPECT_EQ((*pack)->OpenFile(std::string(90, 'a')).error().code(), Code::kInvalidArgument);
@@ -193,10 +193,10 @@ TEST_F(StreamingPackTest, RefusesUnsafeAndRepeatedNames) {
   EXPECT_TRUE((*pack)->Abort().ok());
 }
 
-TEST_F(StreamingPackTest, MemoryLimitBelowOnePartIsRefused) {
-  StreamingPackOptions o = Options(Codec::kNone, 1);
+TEST_F(DirectPackTest, MemoryLimitBelowOnePartIsRefused) {
+  DirectPackOptions o = Options(Codec::kNone, 1);
   o.memory_limit = kPart - 1;
-  EXPECT_EQ(StreamingPack::Start(store_, ref_, o).error().code(), Code::kInvalidArgument);
+  EXPECT_EQ(DirectPack::Start(store_, ref_, o).error().code(), Code::kInvalidArgument);
 }
 
 }  // namespace
