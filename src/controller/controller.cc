@@ -128,7 +128,7 @@ class Watcher {
 
   // A policy's dump is done: tag the checkpoint with its policy and apply the policy's limit.
   void AfterOperation(const OperationRecord& op) {
-    if (op.state != "done" || !op.checkpoint_id || !op.policy_id) return;
+    if (op.state != OperationState::kDone || !op.checkpoint_id || !op.policy_id) return;
     Report("index", catalog_.checkpoints().SetPolicy(*op.checkpoint_id, *op.policy_id));
     Result<PolicyRecord> policy = catalog_.policies().Get(*op.policy_id);
     Result<CheckpointRecord> made = catalog_.checkpoints().Get(*op.checkpoint_id);

@@ -1,13 +1,16 @@
 #include "daemon/agent.h"
 
 #include <chrono>
+#include <cstdint>
 
 #include "common/checkpoint_reason.h"
 #include "common/log.h"
 #include "common/version.h"
+#include "daemon/agent_task.h"
 #include "daemon/checkpointer.h"
 #include "daemon/slurm_job_registry.h"
 #include "protocol/controller_client.h"
+#include "protocol/field_reader.h"
 
 namespace cedana::daemon {
 namespace {
@@ -104,8 +107,19 @@ Status Agent::Tick() {
 
 void Agent::RunOperation(const nlohmann::json& op) {
   protocol::ControllerClient client(node_.config().url, node_.config().auth_token);
-  int64_t id = op.value("id", int64_t{0});
-  std::string kind = op.value("kind", "");
+  Result<AgentTask> task = ReadAgentTask(op);
+  if (!task.has_value()) {
+    log::Warn("agent: refusing an operation from the controller: {}", task.error().ToString());
+    // Reported failed when its id can be read, so that it does not wait to go stale.
+    int64_t bad_id = 0;
+    if (protocol::FieldReader(op, "operation").Int("id", 1, INT64_MAX, &bad_id).ok() && bad_id > 0)
+      (void)client.Post(
+          "/agent/operations/" + std::to_string(bad_id),
+          {{"state", "failed"}, {"phase", "failed"}, {"error", task.error().message()}});
+    return;
+  }
+  const int64_t id = task->id;
+  const std::string& kind = task->kind;
   std::string path = "/agent/operations/" + std::to_string(id);
   auto report = [&](const nlohmann::json& body) {
     if (auto r = client.Post(path, body); !r.has_value())
@@ -122,13 +136,11 @@ void Agent::RunOperation(const nlohmann::json& op) {
   Status failure;
   nlohmann::json done = {{"state", "done"}, {"phase", "done"}};
   if (kind == "dump") {
-    std::string job = op["job_id"].is_number() ? std::to_string(op["job_id"].get<int64_t>()) : "";
+    const std::string& job = task->job;
     auto workload = WorkloadOfJob(node_, job);
     // The controller's reason (a policy, a maintenance move, "checkpoint now"), checked as a
     // request's would be.
-    const std::string reason = op.contains("reason") && op["reason"].is_string()
-                                   ? op["reason"].get<std::string>()
-                                   : "manual";
+    const std::string& reason = task->reason;
     if (!workload) {
       failure = NotFoundError("job " + job + " has no running workload on node " + node_name_);
     } else if (Status valid = ValidateCheckpointReason(reason); !valid.ok()) {
@@ -155,12 +167,12 @@ void Agent::RunOperation(const nlohmann::json& op) {
       }
     }
   } else if (kind == "restore") {
-    Result<uid_t> uid = UidOfUser(op.value("owner", ""));
+    Result<uid_t> uid = UidOfUser(task->owner);
     if (!uid.has_value()) {
       failure = uid.error();
     } else {
       RestoreOptions options;
-      options.checkpoint_id = op.value("checkpoint_id", "");
+      options.checkpoint_id = task->checkpoint_id;
       Caller owner{*uid, 0, 0};
       Result<RestoreOutcome> out = Checkpointer(node_).Restore(owner, options, progress);
       if (out.has_value()) {

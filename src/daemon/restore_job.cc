@@ -102,7 +102,7 @@ Result<WorkloadSpec> RestoredSpec(const NodeContext& node, const image::Manifest
   WorkloadSpec spec;
   spec.id = NewId("wl-");
   spec.label = m.label;
-  spec.mode = "restore";
+  spec.mode = WorkloadMode::kRestore;
   spec.argv = m.workload.value("argv", std::vector<std::string>{});
   spec.cwd = m.workload.value("cwd", "/");
   spec.uid = m.owner_uid;

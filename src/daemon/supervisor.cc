@@ -300,8 +300,8 @@ int RunSupervisor(const std::string& workload_dir, int report_fd) {
         return fail(ErrnoStatus(errno, "giving the output pipes to the workload's owner"));
   }
 
-  Result<pid_t> pid =
-      spec->mode == "restore" ? RestoreWithCriu(*spec, *pipes) : StartWorkload(*spec, *pipes);
+  Result<pid_t> pid = spec->mode == WorkloadMode::kRestore ? RestoreWithCriu(*spec, *pipes)
+                                                           : StartWorkload(*spec, *pipes);
   if (!pid.has_value()) return fail(pid.error());
 
   state.pid = *pid;
@@ -325,7 +325,7 @@ int RunSupervisor(const std::string& workload_dir, int report_fd) {
     return fail(s.WithContext("recording state"));
   }
   log::Info("supervisor: workload {} {} as pid {}", id,
-            spec->mode == "restore" ? "restored" : "started", state.pid);
+            spec->mode == WorkloadMode::kRestore ? "restored" : "started", state.pid);
   Report(report_fd, OkStatus(), state.pid);
   SuperviseUntilExit(records, id, state, std::move(pipes->out_r), std::move(pipes->err_r),
                      out_file->get(), err_file, spec->owner_pid);

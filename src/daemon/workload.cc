@@ -25,7 +25,7 @@ std::string StatusName(WorkloadStatus s) {
 json SpecToJson(const WorkloadSpec& s) {
   return {{"id", s.id},
           {"label", s.label},
-          {"mode", s.mode},
+          {"mode", NameOf(kWorkloadModeNames, s.mode)},
           {"argv", s.argv},
           {"env", s.env},
           {"cwd", s.cwd},
@@ -57,7 +57,12 @@ Result<WorkloadSpec> SpecFromJson(const json& j) {
   try {
     s.id = j.at("id");
     s.label = j.value("label", "");
-    s.mode = j.value("mode", "run");
+    const std::string mode = j.value("mode", "run");
+    std::optional<WorkloadMode> named = ValueNamed(kWorkloadModeNames, mode);
+    if (!named)
+      return InvalidArgumentError(fmt::format("workload spec: mode \"{}\" is none of {}", mode,
+                                              ValueNames(kWorkloadModeNames)));
+    s.mode = *named;
     s.argv = j.value("argv", std::vector<std::string>{});
     s.env = j.value("env", std::vector<std::string>{});
     s.cwd = j.value("cwd", "/");

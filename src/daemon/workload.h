@@ -18,14 +18,21 @@
 #include <nlohmann/json.hpp>
 
 #include "common/label.h"
+#include "common/named_values.h"
 #include "common/result.h"
 
 namespace cedana::daemon {
 
+// What the supervisor does with a workload: exec its argv, or restore it with CRIU from its
+// images dir. Its word is in the workload's spec.json.
+enum class WorkloadMode { kRun, kRestore };
+inline constexpr NamedValue<WorkloadMode> kWorkloadModeNames[] = {
+    {"run", WorkloadMode::kRun}, {"restore", WorkloadMode::kRestore}};
+
 struct WorkloadSpec {
   std::string id;
   std::string label;
-  std::string mode = "run";  // "run": exec argv; "restore": criu restore images_dir
+  WorkloadMode mode = WorkloadMode::kRun;
   std::vector<std::string> argv;
   std::vector<std::string> env;  // KEY=VALUE
   std::string cwd = "/";

@@ -32,6 +32,7 @@ TEST(WorkloadTest, RecordsRoundTrip) {
   ASSERT_TRUE(loaded.has_value());
   EXPECT_EQ(loaded->argv, spec.argv);
   EXPECT_EQ(loaded->uid, 1000u);
+  EXPECT_EQ(loaded->mode, WorkloadMode::kRun);
 
   WorkloadState state;
   state.status = WorkloadStatus::kRunning;
@@ -56,6 +57,29 @@ TEST(WorkloadTest, RecordsRoundTrip) {
   ASSERT_TRUE(records.Remove(spec.id).ok());
   EXPECT_TRUE(records.List()->empty());
   (void)fs::RemoveTree(dir);
+}
+
+// The mode is a word in spec.json and an enum inside; a word that is no mode is refused, naming
+// the valid ones, and a record written before the direct-restore rename still reads.
+TEST(WorkloadTest, SpecModesAndFormerKeys) {
+  WorkloadSpec spec;
+  spec.id = "wl-1";
+  spec.mode = WorkloadMode::kRestore;
+  nlohmann::json j = SpecToJson(spec);
+  EXPECT_EQ(j["mode"], "restore");
+  EXPECT_EQ(SpecFromJson(j)->mode, WorkloadMode::kRestore);
+
+  j["mode"] = "resume";
+  Result<WorkloadSpec> bad = SpecFromJson(j);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_NE(bad.error().message().find("mode \"resume\" is none of run, restore"),
+            std::string::npos)
+      << bad.error().message();
+
+  j["mode"] = "restore";
+  j.erase("direct_restore");
+  j["streamed_restore"] = true;
+  EXPECT_TRUE(SpecFromJson(j)->direct_restore);
 }
 
 }  // namespace

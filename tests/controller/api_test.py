@@ -162,6 +162,14 @@ st, body = call("POST", f"/v1/agent/operations/{done and done['id']}", token=ADM
                 body={"state": "done", "phases": [{"phase": "freeze", "ms": -1}]})
 check("an agent's report with a bad phase: 400 naming what is valid",
       st == 400 and "phases: want" in body["error"]["message"], (st, body))
+st, body = call("POST", f"/v1/agent/operations/{done and done['id']}", token=ADMIN, body={"state": "queued"})
+check("an agent's report cannot queue an operation again: 400 naming the states it may report",
+      st == 400 and "valid: running, done, failed" in body["error"]["message"], (st, body))
+st, body = call("GET", "/v1/operations?state=finished", token=ADMIN)
+check("operations by a state that is none: 400 naming the states",
+      st == 400 and "queued, running, done, failed" in body["error"]["message"], (st, body))
+st, body = call("GET", "/v1/operations?state=done", token=ADMIN)
+check("operations by state", st == 200 and body and all(o["state"] == "done" for o in body), body)
 st, body = call("GET", "/v1/operations", token=user_token)
 check("user does not see root's operations", st == 200 and body == [], body)
 
@@ -212,7 +220,14 @@ check("a body nested 200000 levels deep: 400", st == 400 and "nested deeper" in 
 st, body = call("GET", "/v1/health")
 check("and the controller lives on", st == 200, (st, body))
 st, body = call("POST", "/v1/tokens", token=ADMIN, body={"user": 5})
-check("a field of the wrong type: 400, not 500", st == 400 and body["error"]["code"] == "invalid_argument", (st, body))
+check("a field of the wrong type: 400 naming it, not 500", st == 400 and body["error"]["code"] == "invalid_argument"
+      and 'body field "user" must be a string' in body["error"]["message"], (st, body))
+st, body = call("POST", "/v1/agent/workloads", token=ADMIN, body={"node": "n9", "workloads": [{"job_id": "7"}]})
+check("an agent's workload of the wrong type: 400 naming the field",
+      st == 400 and 'workload field "job_id" must be an integer' in body["error"]["message"], (st, body))
+st, body = call("POST", "/v1/agent/register", token=ADMIN, body={"node": "n9", "version": 1})
+check("an agent's version that is no string: 400", st == 400 and '"version" must be a string' in body["error"]["message"],
+      (st, body))
 st, body = call("GET", "/v1/jobs?enabled=yes", token=ADMIN)
 check("?enabled= takes true or false", st == 400, (st, body))
 st, body = call("PUT", f"/v1/policies/{pid}", token=user_token, body={"name": "nightly", "interval_seconds": 7200,

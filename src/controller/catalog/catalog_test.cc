@@ -191,28 +191,34 @@ TEST(CatalogTest, AJobsEventsAreKeptOnceAndGoWithTheJob) {
 TEST(CatalogTest, OperationsAreClaimedOnce) {
   auto c = MemoryCatalog();
   OperationRecord op;
-  op.kind = "dump";
+  op.kind = OperationKind::kDump;
   op.job_id = 7;
   op.node = "node-a";
   op.owner = "alice";
   op.reason = "policy";
   auto created = c->operations().Create(op);
   ASSERT_TRUE(created.has_value()) << created.error().ToString();
-  EXPECT_EQ(created->state, "queued");
+  EXPECT_EQ(created->state, OperationState::kQueued);
+  EXPECT_EQ(created->kind, OperationKind::kDump);
   EXPECT_EQ(created->reason, "policy");
   EXPECT_EQ(c->operations().Claim("node-b")->size(), 0u);
   auto claimed = c->operations().Claim("node-a");
   ASSERT_EQ(claimed->size(), 1u);
-  EXPECT_EQ(claimed->at(0).state, "running");
+  EXPECT_EQ(claimed->at(0).state, OperationState::kRunning);
   EXPECT_EQ(c->operations().Claim("node-a")->size(), 0u);
   OperationRecord done = claimed->at(0);
-  done.state = "done";
+  done.state = OperationState::kDone;
   done.checkpoint_id = "20261130-000000-aaaa";
   done.phases_ms = {{"queue", 0}, {"freeze", 412}, {"store", 1030}};
   ASSERT_TRUE(c->operations().Update(done).ok());
   auto last = c->operations().LastDump(7, std::nullopt);
   ASSERT_TRUE(last.has_value() && last->has_value());
   EXPECT_EQ((*last)->checkpoint_id.value_or(""), "20261130-000000-aaaa");
+  EXPECT_EQ((*last)->state, OperationState::kDone);
+  auto finished = c->operations().List(std::nullopt, OperationState::kDone, 10);
+  ASSERT_TRUE(finished.has_value());
+  EXPECT_EQ(finished->size(), 1u);
+  EXPECT_TRUE(c->operations().List(std::nullopt, OperationState::kQueued, 10)->empty());
   EXPECT_TRUE((*last)->finished_ms.has_value());
   EXPECT_EQ((*last)->phases_ms, done.phases_ms) << "phases kept in order";
 }

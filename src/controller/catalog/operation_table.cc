@@ -18,16 +18,23 @@ PhaseDurations PhasesOf(const std::string& text) {
   return phases.has_value() ? *phases : PhaseDurations{};
 }
 
+// Only this table writes the kind and state columns, always as one of their words; a row with
+// another (edited by hand) reads as the enum's first value rather than failing every listing.
+template <typename E, size_t N>
+E Named(const NamedValue<E> (&names)[N], const std::string& word) {
+  return ValueNamed(names, word).value_or(names[0].value);
+}
+
 OperationRecord OperationOf(const SqlRow& r) {
   OperationRecord o;
   o.id = r.Int(0);
-  o.kind = r.Text(1);
+  o.kind = Named(kOperationKindNames, r.Text(1));
   o.job_id = r.OptionalInt(2);
   o.checkpoint_id = r.cells[3];
   o.node = r.Text(4);
   o.policy_id = r.OptionalInt(5);
   o.owner = r.Text(6);
-  o.state = r.Text(7);
+  o.state = Named(kOperationStateNames, r.Text(7));
   o.phase = r.Text(8);
   o.done_bytes = r.Int(9);
   o.total_bytes = r.Int(10);
@@ -47,8 +54,9 @@ Result<OperationRecord> OperationTable::Create(const OperationRecord& o) {
       db_.Query(
           "INSERT INTO operations (kind, job_id, checkpoint_id, node, policy_id, owner, state, "
           "created_ms, reason) VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?) RETURNING id",
-          {o.kind, SqlOptional(o.job_id), SqlOptional(o.checkpoint_id), o.node,
-           SqlOptional(o.policy_id), o.owner, NowMs(), o.reason}));
+          {std::string(NameOf(kOperationKindNames, o.kind)), SqlOptional(o.job_id),
+           SqlOptional(o.checkpoint_id), o.node, SqlOptional(o.policy_id), o.owner, NowMs(),
+           o.reason}));
   return Get(rows.at(0).Int(0));
 }
 
@@ -64,14 +72,14 @@ Result<std::vector<OperationRecord>> OperationTable::Claim(const std::string& no
 }
 
 Status OperationTable::Update(const OperationRecord& o) {
-  bool final_state = o.state == "done" || o.state == "failed";
   CEDANA_ASSIGN_OR_RETURN(
       auto rows,
       db_.Query("UPDATE operations SET state = ?, phase = ?, done_bytes = ?, total_bytes = ?, "
                 "checkpoint_id = COALESCE(?, checkpoint_id), error = ?, finished_ms = ?, "
                 "phases = ? WHERE id = ? RETURNING id",
-                {o.state, o.phase, o.done_bytes, o.total_bytes, SqlOptional(o.checkpoint_id),
-                 SqlOptional(o.error), final_state ? SqlValue(NowMs()) : SqlNull(),
+                {std::string(NameOf(kOperationStateNames, o.state)), o.phase, o.done_bytes,
+                 o.total_bytes, SqlOptional(o.checkpoint_id), SqlOptional(o.error),
+                 IsFinal(o.state) ? SqlValue(NowMs()) : SqlNull(),
                  PhaseDurationsJson(o.phases_ms).dump(), o.id}));
   if (rows.empty()) return NotFoundError(fmt::format("operation {} not found", o.id));
   return OkStatus();
@@ -86,12 +94,14 @@ Result<OperationRecord> OperationTable::Get(int64_t id) {
 }
 
 Result<std::vector<OperationRecord>> OperationTable::List(const std::optional<std::string>& owner,
-                                                          const std::optional<std::string>& state,
+                                                          std::optional<OperationState> state,
                                                           int limit) {
   std::string sql = fmt::format("SELECT {} FROM operations WHERE 1 = 1", kOperationColumns);
   std::vector<SqlValue> params;
   AndEquals(&sql, &params, "owner", owner);
-  AndEquals(&sql, &params, "state", state);
+  AndEquals(
+      &sql, &params, "state",
+      state ? std::optional<std::string>(NameOf(kOperationStateNames, *state)) : std::nullopt);
   sql += fmt::format(" ORDER BY id DESC LIMIT {}", limit);
   CEDANA_ASSIGN_OR_RETURN(auto rows, db_.Query(sql, params));
   std::vector<OperationRecord> out;

@@ -22,7 +22,7 @@ class OperationTable {
   Status Update(const OperationRecord& op);
   Result<OperationRecord> Get(int64_t id);  // kNotFound
   Result<std::vector<OperationRecord>> List(const std::optional<std::string>& owner,
-                                            const std::optional<std::string>& state, int limit);
+                                            std::optional<OperationState> state, int limit);
   // The newest operation of kind dump for this job, optionally only from one policy.
   Result<std::optional<OperationRecord>> LastDump(int64_t job_id, std::optional<int64_t> policy_id);
   // Operations queued or running for longer than `stale_ms` become failed (their node is gone).

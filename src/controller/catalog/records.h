@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/named_values.h"
 #include "common/phase_durations.h"
 
 namespace cedana::controller {
@@ -141,15 +142,30 @@ struct PolicyRecord {
   std::optional<int64_t> last_run_ms;
 };
 
+// What the controller asks a node daemon for, and how far it got. Words in the database, the
+// API and the agent's reports; enums inside.
+enum class OperationKind { kDump, kRestore };
+inline constexpr NamedValue<OperationKind> kOperationKindNames[] = {
+    {"dump", OperationKind::kDump}, {"restore", OperationKind::kRestore}};
+enum class OperationState { kQueued, kRunning, kDone, kFailed };
+inline constexpr NamedValue<OperationState> kOperationStateNames[] = {
+    {"queued", OperationState::kQueued},
+    {"running", OperationState::kRunning},
+    {"done", OperationState::kDone},
+    {"failed", OperationState::kFailed}};
+inline bool IsFinal(OperationState s) {
+  return s == OperationState::kDone || s == OperationState::kFailed;
+}
+
 struct OperationRecord {
   int64_t id = 0;
-  std::string kind;  // dump | restore
+  OperationKind kind = OperationKind::kDump;
   std::optional<int64_t> job_id;
   std::optional<std::string> checkpoint_id;
   std::string node;
   std::optional<int64_t> policy_id;
   std::string owner;
-  std::string state;  // queued | running | done | failed
+  OperationState state = OperationState::kQueued;
   std::string phase;
   int64_t done_bytes = 0, total_bytes = 0;
   std::optional<std::string> error;

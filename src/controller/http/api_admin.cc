@@ -6,11 +6,12 @@
 #include "controller/http/api_json.h"
 #include "controller/http/api_server.h"
 #include "controller/http/request_params.h"
+#include "protocol/field_reader.h"
 
 namespace cedana::controller {
 
 void ApiServer::RegisterAdminRoutes() {
-  Route("GET", "/v1/nodes", Access::kAdmin,
+  Route(Method::kGet, "/v1/nodes", Access::kAdmin,
         [this](const Principal&, const httplib::Request&) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(auto nodes, catalog_.nodes().List());
           nlohmann::json out = nlohmann::json::array();
@@ -19,7 +20,7 @@ void ApiServer::RegisterAdminRoutes() {
           return Reply{200, out};
         });
 
-  Route("GET", "/v1/tokens", Access::kAdmin,
+  Route(Method::kGet, "/v1/tokens", Access::kAdmin,
         [this](const Principal&, const httplib::Request&) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(auto tokens, catalog_.tokens().List());
           nlohmann::json out = nlohmann::json::array();
@@ -27,13 +28,16 @@ void ApiServer::RegisterAdminRoutes() {
           return Reply{200, out};
         });
 
-  Route("POST", "/v1/tokens", Access::kAdmin,
+  Route(Method::kPost, "/v1/tokens", Access::kAdmin,
         [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(nlohmann::json body, ParseBody(req.body));
-          std::string user = body.value("user", "");
+          protocol::FieldReader fields(body, "body");
+          std::string user;
+          bool admin = false;
+          CEDANA_RETURN_IF_ERROR(fields.String("user", &user));
+          CEDANA_RETURN_IF_ERROR(fields.Bool("admin", &admin));
           // User names reach paths of the checkpoint store: same rules as labels.
           CEDANA_RETURN_IF_ERROR(ValidateLabel(user)) << "user";
-          bool admin = body.value("admin", false);
           CEDANA_ASSIGN_OR_RETURN(auto created, catalog_.tokens().Create(user, admin));
           log::Info("api: {} created token {} for {}{}", p.user, created.first, user,
                     admin ? " (admin)" : "");
@@ -42,7 +46,7 @@ void ApiServer::RegisterAdminRoutes() {
               {{"id", created.first}, {"user", user}, {"admin", admin}, {"token", created.second}}};
         });
 
-  Route("DELETE", R"(/v1/tokens/(\d+))", Access::kAdmin,
+  Route(Method::kDelete, R"(/v1/tokens/(\d+))", Access::kAdmin,
         [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "token id"));
           CEDANA_RETURN_IF_ERROR(catalog_.tokens().Delete(id));

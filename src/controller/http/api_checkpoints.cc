@@ -7,11 +7,12 @@
 #include "controller/http/api_server.h"
 #include "controller/http/request_params.h"
 #include "controller/policy/checkpoint_deletion.h"
+#include "protocol/field_reader.h"
 
 namespace cedana::controller {
 
 void ApiServer::RegisterCheckpointRoutes() {
-  Route("GET", "/v1/checkpoints", Access::kToken,
+  Route(Method::kGet, "/v1/checkpoints", Access::kToken,
         [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CheckpointFilter f;
           f.owner = p.OwnerFilter();
@@ -36,13 +37,13 @@ void ApiServer::RegisterCheckpointRoutes() {
     return c;
   };
 
-  Route("GET", R"(/v1/checkpoints/([\w.-]+))", Access::kToken,
+  Route(Method::kGet, R"(/v1/checkpoints/([\w.-]+))", Access::kToken,
         [visible](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(CheckpointRecord c, visible(p, req.matches[1].str()));
           return Reply{200, ToJson(c, true)};
         });
 
-  Route("DELETE", R"(/v1/checkpoints/([\w.-]+))", Access::kToken,
+  Route(Method::kDelete, R"(/v1/checkpoints/([\w.-]+))", Access::kToken,
         [this, visible](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(CheckpointRecord c, visible(p, req.matches[1].str()));
           CEDANA_RETURN_IF_ERROR(
@@ -51,18 +52,18 @@ void ApiServer::RegisterCheckpointRoutes() {
           return Reply{204, nullptr};
         });
 
-  Route("POST", R"(/v1/checkpoints/([\w.-]+)/restore)", Access::kToken,
+  Route(Method::kPost, R"(/v1/checkpoints/([\w.-]+)/restore)", Access::kToken,
         [this, visible](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(CheckpointRecord c, visible(p, req.matches[1].str()));
           if (c.state != "good")
             return FailedPreconditionError("checkpoint " + c.id + " is " + c.state + ", not good");
           CEDANA_ASSIGN_OR_RETURN(nlohmann::json body, ParseBody(req.body));
           OperationRecord op;
-          op.kind = "restore";
+          op.kind = OperationKind::kRestore;
           op.checkpoint_id = c.id;
           op.job_id = c.job_id;
           op.owner = c.owner;
-          op.node = body.value("node", "");
+          CEDANA_RETURN_IF_ERROR(protocol::FieldReader(body, "body").String("node", &op.node));
           if (op.node.empty()) op.node = c.node;  // default: where it was taken
           if (op.node.empty())
             return InvalidArgumentError("give the node to restore on: {\"node\": \"...\"}");

@@ -9,7 +9,7 @@
 namespace cedana::controller {
 
 void ApiServer::RegisterJobRoutes() {
-  Route("GET", "/v1/jobs", Access::kToken,
+  Route(Method::kGet, "/v1/jobs", Access::kToken,
         [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           JobFilter f;
           f.user = p.OwnerFilter();
@@ -27,7 +27,7 @@ void ApiServer::RegisterJobRoutes() {
           return Reply{200, out, jobs.next};
         });
 
-  Route("GET", R"(/v1/jobs/(\d+))", Access::kToken,
+  Route(Method::kGet, R"(/v1/jobs/(\d+))", Access::kToken,
         [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "job id"));
           CEDANA_ASSIGN_OR_RETURN(JobRecord j, catalog_.jobs().Get(id));
@@ -36,7 +36,7 @@ void ApiServer::RegisterJobRoutes() {
         });
 
   // The job's life on one time axis: its events and its checkpoints (timeline/job_events.h).
-  Route("GET", R"(/v1/jobs/(\d+)/timeline)", Access::kToken,
+  Route(Method::kGet, R"(/v1/jobs/(\d+)/timeline)", Access::kToken,
         [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "job id"));
           CEDANA_ASSIGN_OR_RETURN(JobRecord j, catalog_.jobs().Get(id));
@@ -50,7 +50,7 @@ void ApiServer::RegisterJobRoutes() {
           return Reply{200, {{"job", ToJson(j)}, {"events", out}, {"now_ms", NowMs()}}};
         });
 
-  Route("POST", R"(/v1/jobs/(\d+)/checkpoint)", Access::kToken,
+  Route(Method::kPost, R"(/v1/jobs/(\d+)/checkpoint)", Access::kToken,
         [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "job id"));
           CEDANA_ASSIGN_OR_RETURN(JobRecord j, catalog_.jobs().Get(id));
@@ -59,7 +59,7 @@ void ApiServer::RegisterJobRoutes() {
             return FailedPreconditionError(fmt::format(
                 "job {} is not managed by cedana (submit it with CEDANA_ENABLE=1)", id));
           OperationRecord op;
-          op.kind = "dump";
+          op.kind = OperationKind::kDump;
           op.job_id = id;
           op.node = j.agent_node;
           op.owner = j.user;
@@ -67,16 +67,23 @@ void ApiServer::RegisterJobRoutes() {
           return Reply{202, ToJson(created)};
         });
 
-  Route("GET", "/v1/operations", Access::kToken,
+  Route(Method::kGet, "/v1/operations", Access::kToken,
         [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
-          CEDANA_ASSIGN_OR_RETURN(
-              auto ops, catalog_.operations().List(p.OwnerFilter(), Query(req, "state"), 100));
+          std::optional<OperationState> state;
+          if (std::optional<std::string> word = Query(req, "state")) {
+            state = ValueNamed(kOperationStateNames, *word);
+            if (!state)
+              return InvalidArgumentError("?state=" + *word + " is none of " +
+                                          ValueNames(kOperationStateNames));
+          }
+          CEDANA_ASSIGN_OR_RETURN(auto ops,
+                                  catalog_.operations().List(p.OwnerFilter(), state, 100));
           nlohmann::json out = nlohmann::json::array();
           for (const auto& o : ops) out.push_back(ToJson(o));
           return Reply{200, out};
         });
 
-  Route("GET", R"(/v1/operations/(\d+))", Access::kToken,
+  Route(Method::kGet, R"(/v1/operations/(\d+))", Access::kToken,
         [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "operation id"));
           CEDANA_ASSIGN_OR_RETURN(OperationRecord o, catalog_.operations().Get(id));

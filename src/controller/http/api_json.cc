@@ -126,14 +126,14 @@ Result<PhaseDurations> PhasesIn(const nlohmann::json& phases) {
 
 nlohmann::json ToJson(const OperationRecord& o) {
   return {{"id", o.id},
-          {"kind", o.kind},
+          {"kind", NameOf(kOperationKindNames, o.kind)},
           {"job_id", Nullable(o.job_id)},
           {"checkpoint_id", Nullable(o.checkpoint_id)},
           {"node", o.node},
           {"policy_id", Nullable(o.policy_id)},
           {"reason", o.reason},
           {"owner", o.owner},
-          {"state", o.state},
+          {"state", NameOf(kOperationStateNames, o.state)},
           {"phase", o.phase},
           {"done_bytes", o.done_bytes},
           {"total_bytes", o.total_bytes},

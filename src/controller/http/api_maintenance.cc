@@ -11,7 +11,7 @@
 namespace cedana::controller {
 
 void ApiServer::RegisterMaintenanceRoutes() {
-  Route("GET", "/v1/maintenance", Access::kToken,
+  Route(Method::kGet, "/v1/maintenance", Access::kToken,
         [this](const Principal& p, const httplib::Request&) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(auto windows, catalog_.maintenance().ListWindows());
           CEDANA_ASSIGN_OR_RETURN(auto moves, catalog_.maintenance().ListMoves(p.OwnerFilter()));

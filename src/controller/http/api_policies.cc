@@ -16,7 +16,7 @@ void ApiServer::RegisterPolicyRoutes() {
     return pol;
   };
 
-  Route("GET", "/v1/policies", Access::kToken,
+  Route(Method::kGet, "/v1/policies", Access::kToken,
         [this](const Principal& p, const httplib::Request&) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(auto list, catalog_.policies().List(p.OwnerFilter()));
           nlohmann::json out = nlohmann::json::array();
@@ -24,7 +24,7 @@ void ApiServer::RegisterPolicyRoutes() {
           return Reply{200, out};
         });
 
-  Route("POST", "/v1/policies", Access::kToken,
+  Route(Method::kPost, "/v1/policies", Access::kToken,
         [this](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(nlohmann::json body, ParseBody(req.body));
           CEDANA_ASSIGN_OR_RETURN(PolicyRecord pol, PolicyFromJson(body));
@@ -36,14 +36,14 @@ void ApiServer::RegisterPolicyRoutes() {
           return Reply{201, ToJson(created)};
         });
 
-  Route("GET", R"(/v1/policies/(\d+))", Access::kToken,
+  Route(Method::kGet, R"(/v1/policies/(\d+))", Access::kToken,
         [visible](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "policy id"));
           CEDANA_ASSIGN_OR_RETURN(PolicyRecord pol, visible(p, id));
           return Reply{200, ToJson(pol)};
         });
 
-  Route("PUT", R"(/v1/policies/(\d+))", Access::kToken,
+  Route(Method::kPut, R"(/v1/policies/(\d+))", Access::kToken,
         [this, visible](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "policy id"));
           CEDANA_ASSIGN_OR_RETURN(PolicyRecord old, visible(p, id));
@@ -56,7 +56,7 @@ void ApiServer::RegisterPolicyRoutes() {
           return Reply{200, ToJson(updated)};
         });
 
-  Route("DELETE", R"(/v1/policies/(\d+))", Access::kToken,
+  Route(Method::kDelete, R"(/v1/policies/(\d+))", Access::kToken,
         [this, visible](const Principal& p, const httplib::Request& req) -> Result<Reply> {
           CEDANA_ASSIGN_OR_RETURN(int64_t id, PathId(req, "policy id"));
           CEDANA_ASSIGN_OR_RETURN(PolicyRecord pol, visible(p, id));

@@ -71,7 +71,9 @@ class ApiServer {
   using Handler = std::function<Result<Reply>(const Principal&, const httplib::Request&)>;
   enum class Access { kToken, kAdmin };
 
-  void Route(const char* method, const std::string& pattern, Access access, Handler handler);
+  // The methods the API answers; a route's method is one of them by type.
+  enum class Method { kGet, kPost, kPut, kDelete };
+  void Route(Method method, const std::string& pattern, Access access, Handler handler);
   // nullopt (with the reason in *why) when the request carries no valid token.
   Result<std::optional<Principal>> Authenticate(const httplib::Request& req, std::string* why);
   void RegisterRoutes();

@@ -31,7 +31,7 @@ MoveRecord Move(Catalog& catalog, const PlannedMove& m, bool requeue_enabled) {
     return rec;
   }
   OperationRecord op;
-  op.kind = "dump";
+  op.kind = OperationKind::kDump;
   op.job_id = m.job.job_id;
   op.node = m.job.agent_node;
   op.owner = m.job.user;

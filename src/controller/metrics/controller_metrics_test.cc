@@ -56,11 +56,12 @@ TEST(ControllerMetrics, FromTheCatalog) {
   ASSERT_TRUE(catalog->checkpoints().Upsert(Checkpoint("c2", "preemption", 500, 3000)).ok());
   ASSERT_TRUE(catalog->checkpoints().Upsert(Checkpoint("c3", "", 7, 10)).ok());
   OperationRecord op;
-  op.kind = "dump";
+  op.kind = OperationKind::kDump;
   op.node = "n1";
   op.owner = "alice";
   op.reason = "policy";
-  for (const char* state : {"done", "failed", "queued"}) {
+  for (OperationState state :
+       {OperationState::kDone, OperationState::kFailed, OperationState::kQueued}) {
     auto created = catalog->operations().Create(op);  // queued
     ASSERT_TRUE(created.has_value());
     created->state = state;

@@ -27,7 +27,7 @@ Result<int> SchedulePolicies(Catalog& catalog, int64_t now_ms) {
   CEDANA_ASSIGN_OR_RETURN(auto active, catalog.operations().List(std::nullopt, std::nullopt, 500));
   std::set<int64_t> busy;  // jobs with a queued or running operation
   for (const auto& o : active)
-    if ((o.state == "queued" || o.state == "running") && o.job_id) busy.insert(*o.job_id);
+    if (!IsFinal(o.state) && o.job_id) busy.insert(*o.job_id);
   int queued = 0;
   for (const PolicyRecord& p : policies) {
     if (!p.enabled) continue;
@@ -39,7 +39,7 @@ Result<int> SchedulePolicies(Catalog& catalog, int64_t now_ms) {
       int64_t since = last ? last->created_ms : std::max(p.created_ms, j.start_time * 1000);
       if (now_ms - since < p.interval_seconds * 1000) continue;
       OperationRecord op;
-      op.kind = "dump";
+      op.kind = OperationKind::kDump;
       op.job_id = j.job_id;
       op.node = j.agent_node;
       op.policy_id = p.id;

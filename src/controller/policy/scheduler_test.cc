@@ -60,7 +60,7 @@ TEST(SchedulerTest, QueuesWhenDueAndNotTwice) {
   EXPECT_EQ(SchedulePolicies(c, t0 + 1000).value(), 0);    // not due yet
   EXPECT_EQ(SchedulePolicies(c, t0 + 61000).value(), 1);   // due
   EXPECT_EQ(SchedulePolicies(c, t0 + 122000).value(), 0);  // one in flight already
-  auto ops = c.operations().List(std::nullopt, std::string("queued"), 10);
+  auto ops = c.operations().List(std::nullopt, OperationState::kQueued, 10);
   ASSERT_EQ(ops->size(), 1u);
   EXPECT_EQ(ops->at(0).node, "node-a");
   EXPECT_EQ(ops->at(0).owner, "alice");
