@@ -3,10 +3,11 @@
 #include <cerrno>
 
 #include <cstring>
-#include <mutex>
 #include <optional>
 
 #include <fmt/format.h>
+
+#include "slurm/libslurm.h"
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -15,12 +16,10 @@ extern "C" {
 
 namespace cedana::job_proxy {
 
-SlurmJob::SlurmJob(uint32_t job_id) : job_id_(job_id) {
-  static std::once_flag init;
-  std::call_once(init, [] { slurm_init(nullptr); });
-}
+SlurmJob::SlurmJob(uint32_t job_id) : job_id_(job_id), libslurm_(slurm::InitLibslurm()) {}
 
 Result<JobState> SlurmJob::Load() {
+  CEDANA_RETURN_IF_ERROR(libslurm_);
   job_info_msg_t* msg = nullptr;
   if (slurm_load_job(&msg, job_id_, SHOW_ALL) != SLURM_SUCCESS || msg == nullptr)
     return UnavailableError(fmt::format("loading job {}: {}", job_id_, slurm_strerror(errno)));
@@ -41,6 +40,7 @@ Result<JobState> SlurmJob::Load() {
 }
 
 Result<SlurmctldSettings> SlurmJob::LoadSlurmctldSettings() {
+  CEDANA_RETURN_IF_ERROR(libslurm_);
   slurm_conf_t* conf = nullptr;
   if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || conf == nullptr)
     return UnavailableError(
@@ -61,6 +61,7 @@ Result<SlurmctldSettings> SlurmJob::LoadSlurmctldSettings() {
 }
 
 Result<uint32_t> SlurmJob::GraceSeconds(const std::string& partition) {
+  CEDANA_RETURN_IF_ERROR(libslurm_);
   partition_info_msg_t* msg = nullptr;
   if (slurm_load_partitions(0, &msg, SHOW_ALL) != SLURM_SUCCESS || msg == nullptr)
     return UnavailableError(fmt::format("loading SLURM's partitions: {}", slurm_strerror(errno)));
@@ -74,6 +75,7 @@ Result<uint32_t> SlurmJob::GraceSeconds(const std::string& partition) {
 }
 
 Status SlurmJob::Requeue() {
+  CEDANA_RETURN_IF_ERROR(libslurm_);
   if (slurm_requeue(job_id_, 0) != SLURM_SUCCESS)
     return UnavailableError(fmt::format("requeueing job {}: {}", job_id_, slurm_strerror(errno)));
   return OkStatus();

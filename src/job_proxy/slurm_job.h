@@ -45,6 +45,7 @@ class SlurmJob {
 
  private:
   uint32_t job_id_;
+  Status libslurm_;  // slurm::InitLibslurm's: every call fails with it when SLURM has no config
 };
 
 }  // namespace cedana::job_proxy

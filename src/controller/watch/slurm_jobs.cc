@@ -8,7 +8,7 @@
 
 #include "common/system_names.h"
 #include "controller/timeline/job_events.h"
-#include "controller/watch/libslurm.h"
+#include "slurm/libslurm.h"
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -63,7 +63,7 @@ void SlurmJobsReader::Forget() {
 }
 
 Result<std::optional<SlurmJobs>> SlurmJobsReader::Load() {
-  CEDANA_RETURN_IF_ERROR(InitLibslurm());
+  CEDANA_RETURN_IF_ERROR(slurm::InitLibslurm());
   auto* last = static_cast<job_info_msg_t*>(last_);
   job_info_msg_t* msg = nullptr;
   if (slurm_load_jobs(last ? last->last_update : 0, &msg, SHOW_ALL) != SLURM_SUCCESS ||

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "controller/watch/libslurm.h"
+#include "slurm/libslurm.h"
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -21,7 +21,7 @@ std::string LastSlurmError() { return slurm_strerror(errno); }
 }  // namespace
 
 Result<std::vector<SlurmReservation>> LoadSlurmReservations() {
-  CEDANA_RETURN_IF_ERROR(InitLibslurm());
+  CEDANA_RETURN_IF_ERROR(slurm::InitLibslurm());
   reserve_info_msg_t* msg = nullptr;
   if (slurm_load_reservations(0, &msg) != SLURM_SUCCESS || msg == nullptr)
     return UnavailableError("loading reservations from slurmctld: " + LastSlurmError());
@@ -43,7 +43,7 @@ Result<std::vector<SlurmReservation>> LoadSlurmReservations() {
 }
 
 Result<bool> SlurmJobRequeueEnabled() {
-  CEDANA_RETURN_IF_ERROR(InitLibslurm());
+  CEDANA_RETURN_IF_ERROR(slurm::InitLibslurm());
   slurm_conf_t* conf = nullptr;
   if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS || conf == nullptr)
     return UnavailableError("loading the configuration from slurmctld: " + LastSlurmError());
@@ -53,7 +53,7 @@ Result<bool> SlurmJobRequeueEnabled() {
 }
 
 Status RequeueSlurmJob(int64_t job_id) {
-  CEDANA_RETURN_IF_ERROR(InitLibslurm());
+  CEDANA_RETURN_IF_ERROR(slurm::InitLibslurm());
   if (slurm_requeue(static_cast<uint32_t>(job_id), 0) != SLURM_SUCCESS)
     return UnavailableError(fmt::format("requeueing job {}: {}", job_id, LastSlurmError()));
   return OkStatus();

@@ -1,4 +1,4 @@
-#include "controller/watch/libslurm.h"
+#include "slurm/libslurm.h"
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@ extern "C" {
 #include <slurm/slurm.h>
 }
 
-namespace cedana::controller {
+namespace cedana::slurm {
 
 Status InitLibslurm() {
   const char* conf = std::getenv("SLURM_CONF");
@@ -22,4 +22,4 @@ Status InitLibslurm() {
   return OkStatus();
 }
 
-}  // namespace cedana::controller
+}  // namespace cedana::slurm
