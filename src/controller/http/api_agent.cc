@@ -107,6 +107,7 @@ void ApiServer::RegisterAgentRoutes() {
         CEDANA_ASSIGN_OR_RETURN(nlohmann::json body, ParseBody(req.body));
         CEDANA_ASSIGN_OR_RETURN(OperationRecord op, catalog_.operations().Get(id));
         FieldReader fields(body, "body");
+        bool reports_end = false;  // the report says it ended (a progress report does not)
         if (fields.Has("state")) {
           // A node reports progress or the end; only the controller queues.
           const nlohmann::json& word = body["state"];
@@ -116,6 +117,7 @@ void ApiServer::RegisterAgentRoutes() {
           if (!state || *state == OperationState::kQueued)
             return InvalidArgumentError("state " + word.dump() + " (valid: running, done, failed)");
           op.state = *state;
+          reports_end = IsFinal(op.state);
         }
         CEDANA_RETURN_IF_ERROR(fields.String("phase", &op.phase));
         CEDANA_RETURN_IF_ERROR(fields.Int("done_bytes", 0, kMaxInt, &op.done_bytes));
@@ -132,7 +134,7 @@ void ApiServer::RegisterAgentRoutes() {
           CEDANA_ASSIGN_OR_RETURN(op.phases_ms, PhasesIn(body["phases"]));
         }
         CEDANA_RETURN_IF_ERROR(catalog_.operations().Update(op));
-        if (IsFinal(op.state)) {
+        if (reports_end) {
           log::Info("api: operation {} ({} of job {}) on {}: {}{}", op.id,
                     NameOf(kOperationKindNames, op.kind), op.job_id.value_or(0), op.node,
                     NameOf(kOperationStateNames, op.state), op.error ? ": " + *op.error : "");
