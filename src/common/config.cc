@@ -171,6 +171,10 @@ const std::vector<KeySpec>& Specs() {
                         {&Config::node, &NodeConfig::checkpoint_direct},
                         "Direct dumps: CRIU's images go into the checkpoint as CRIU writes them, "
                         "without an images dir on disk."));
+    s.push_back(BoolKey("checkpoint.dedup", "CEDANA_CHECKPOINT_DEDUP",
+                        {&Config::node, &NodeConfig::checkpoint_dedup},
+                        "Deduplicated checkpoints: memory is stored in chunks shared by a label's "
+                        "checkpoints, and each checkpoint stores only the chunks that changed."));
     s.push_back(IntKey("checkpoint.memory_limit_mib", "CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB",
                        {&Config::node, &NodeConfig::checkpoint_memory_limit_mib}, 64, 65536,
                        "Most image data a direct dump buffers, in MiB; past it CRIU waits."));
@@ -441,6 +445,11 @@ Result<LoadedConfig> BuildConfig(const std::string_view* file_text, const std::s
     }
   }
   for (const auto& [k, v] : overrides) CEDANA_RETURN_IF_ERROR(apply(k, v, "flag", true));
+  if (loaded.config.node.checkpoint_direct && loaded.config.node.checkpoint_dedup)
+    return InvalidArgumentError(fmt::format(
+        "checkpoint.dedup (from {}) and checkpoint.direct (from {}) cannot both be on: a direct "
+        "dump's memory pages never reach an images dir to be cut into chunks; turn one off",
+        origin_of["checkpoint.dedup"], origin_of["checkpoint.direct"]));
 
   for (const auto& s : Specs()) {
     std::string value = s.get(loaded.config);

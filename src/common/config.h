@@ -88,6 +88,10 @@ struct NodeConfig {
   // dir on disk. Default off (docs/architecture.md, *Direct dumps*: not faster end to end here,
   // and the workload stays frozen longer).
   bool checkpoint_direct = false;
+  // checkpoint.dedup (CEDANA_CHECKPOINT_DEDUP): deduplicated checkpoints, the memory pages stored
+  // as content-addressed chunks shared by a label's checkpoints (docs/storage.md). Not with
+  // checkpoint.direct. Default off.
+  bool checkpoint_dedup = false;
   // checkpoint.memory_limit_mib (CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB): most image bytes a
   // direct dump holds in memory; when reached, CRIU waits (the workload stays frozen longer).
   // 64..65536, default 256.

@@ -5,6 +5,7 @@
 #include "common/log.h"
 #include "common/system_names.h"
 #include "daemon/caller_files.h"
+#include "image/chunk_sweep.h"
 #include "storage/checkpoint_id.h"
 
 namespace cedana::daemon {
@@ -39,7 +40,7 @@ void SweepAbandonedCheckpoints(const NodeContext& node) {
     const auto [uid, gid] = ids.has_value() ? node.StoreIdentityFor(ids->first, ids->second)
                                             : std::pair<uid_t, gid_t>{0, 0};
     AsFileUser as(uid, gid);
-    if (Status s = (*store)->Delete(ref); !s.ok()) {
+    if (Status s = image::RemoveCheckpoint(**store, ref); !s.ok()) {
       log::Warn("storage: removing the abandoned checkpoint {}: {}", ref.Path(), s.ToString());
     } else {
       log::Warn(

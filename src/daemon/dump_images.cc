@@ -56,16 +56,22 @@ class Packed : public DumpImages {
     image::PackOptions options;
     options.streams = setup_.streams;
     options.codec = setup_.codec;
+    options.dedup = setup_.dedup;
     if (setup_.progress)
       options.progress = [this](uint64_t done, uint64_t total) {
         setup_.progress("packing", done, total);
       };
     // The pack's threads inherit this thread's file-system identity.
     AsFileUser as_owner(setup_.store_uid, setup_.store_gid);
-    Result<std::vector<image::StreamInfo>> packed =
+    Result<image::PackedImages> packed =
         image::PackImagesDir(setup_.images_dir, *setup_.store, setup_.ref, options);
     if (!packed.has_value()) return StoreFailure(setup_, packed.error(), out.images_bytes);
-    out.streams = std::move(packed).value();
+    out.streams = std::move(packed->streams);
+    out.chunk_index = packed->chunk_index;
+    if (const auto& c = out.chunk_index)
+      out.note =
+          fmt::format(", deduplicated: {} of {} chunks new, {} MiB of {} stored", c->new_chunks,
+                      c->chunks, c->new_stored_bytes >> 20, c->raw_bytes >> 20);
     return out;
   }
 

@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,9 @@ namespace cedana::daemon {
 
 struct StoredImages {
   std::vector<image::StreamInfo> streams;
-  uint64_t images_bytes = 0;  // the images' size before compression
-  std::string note;           // for the dump's log line ("" or ", direct, ...")
+  std::optional<image::ChunkIndexInfo> chunk_index;  // deduplicated
+  uint64_t images_bytes = 0;                         // the images' size before compression
+  std::string note;  // for the dump's log line ("" or ", direct, ...")
 };
 
 class DumpImages {
@@ -50,6 +52,7 @@ struct DumpImagesSetup {
   std::string work_dir;    // for the message when it is full
   int streams = 1;
   Codec codec = Codec::kNone;
+  bool dedup = false;         // checkpoint.dedup: packed after the dump only (image/chunk_pack.h)
   uint64_t memory_limit = 0;  // the direct pack's buffers
   // The store's file-system identity (AsFileUser): storing threads are created with it.
   uid_t store_uid = 0;

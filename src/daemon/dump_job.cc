@@ -114,6 +114,7 @@ Result<DumpOutcome> DumpResolved(NodeContext& node, const DumpTarget& target,
   setup.work_dir = cfg.node.work_dir;
   setup.streams = plan.streams;
   setup.codec = m.codec;
+  setup.dedup = plan.dedup;
   setup.memory_limit = static_cast<uint64_t>(cfg.node.checkpoint_memory_limit_mib) << 20;
   setup.store_uid = store_uid;
   setup.store_gid = store_gid;
@@ -157,6 +158,8 @@ Result<DumpOutcome> DumpResolved(NodeContext& node, const DumpTarget& target,
   CEDANA_ASSIGN_OR_RETURN(StoredImages stored, images->Store());
   m.streams = std::move(stored.streams);
   m.images_bytes = stored.images_bytes;
+  m.chunk_index = stored.chunk_index;
+  if (m.chunk_index) m.format_version = image::kDedupManifestFormatVersion;
 
   // Commit. Left running, the tree was stopped while CRIU ran; otherwise it stays stopped until
   // the commit (then it is killed, or continued if the commit fails).

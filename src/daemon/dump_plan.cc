@@ -107,6 +107,7 @@ Result<DumpPlan> PlanDump(const NodeContext& node, const DumpTarget& target, con
   }
   CEDANA_RETURN_IF_ERROR(ValidateCheckpointReason(o.reason));
   p.direct = cfg.node.checkpoint_direct;
+  p.dedup = cfg.node.checkpoint_dedup;
   p.criu_identity = node.CriuIdentityFor(target.uid, target.gid);
   p.store_identity = node.StoreIdentityFor(target.uid, target.gid);
 

@@ -47,6 +47,7 @@ struct DumpPlan {
   int streams = 1;
   OutsideTcp outside_tcp = OutsideTcp::kRefuse;
   bool direct = false;      // checkpoint.direct: CRIU's images go to the store as written
+  bool dedup = false;       // checkpoint.dedup: the pages go to the label's chunks
   std::string images_name;  // in the work dir (NodeContext::ClaimWorkDir)
   std::string images_dir;
   std::optional<engine::RunAs> criu_identity;  // unprivileged mode: the owner

@@ -4,6 +4,7 @@
 
 #include "common/log.h"
 #include "daemon/caller_files.h"
+#include "image/chunk_sweep.h"
 
 namespace cedana::daemon {
 
@@ -27,7 +28,7 @@ DumpRollback::~DumpRollback() {
   if (images_ != nullptr) images_->Abort();
   if (store_ != nullptr) {
     AsFileUser as_owner(store_uid_, store_gid_);
-    if (Status s = store_->Delete(ref_); !s.ok())
+    if (Status s = image::RemoveCheckpoint(*store_, ref_); !s.ok())
       log::Warn("dump: checkpoint {} failed, and deleting what was stored of it failed too: {}",
                 checkpoint_id_, s.ToString());
   }

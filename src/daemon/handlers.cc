@@ -21,6 +21,7 @@
 #include "daemon/supervisor.h"
 #include "engine/process_tree.h"
 #include "image/checkpoint_listing.h"
+#include "image/chunk_sweep.h"
 #include "image/lineage.h"
 #include "protocol/daemon_reply.h"
 
@@ -451,7 +452,7 @@ Result<Message> HandleDeleteCheckpoint(NodeContext& node, const Caller& caller,
   CEDANA_ASSIGN_OR_RETURN(auto found, image::FindById(*store, req.checkpoint_id));
   CEDANA_RETURN_IF_ERROR(
       CheckOwner(caller, found.second.owner_uid, "checkpoint " + found.second.id));
-  CEDANA_RETURN_IF_ERROR(store->Delete(found.first));
+  CEDANA_RETURN_IF_ERROR(image::RemoveCheckpoint(*store, found.first));
   return protocol::EncodeReply(protocol::Deleted{found.second.id});
 }
 

@@ -13,6 +13,7 @@
 #include "daemon/caller_files.h"
 #include "daemon/dump_job.h"
 #include "daemon/dump_journal.h"
+#include "image/chunk_sweep.h"
 
 namespace cedana::daemon {
 namespace {
@@ -35,7 +36,7 @@ void RecoverDump(NodeContext& node, const DumpIntent& d) {
     AsFileUser as(uid, gid);
     committed = (*store)->ReadManifest(ref).has_value();
     if (!committed) {
-      if (Status s = (*store)->Delete(ref); !s.ok())
+      if (Status s = image::RemoveCheckpoint(**store, ref); !s.ok())
         log::Warn("recovery: removing the half-written checkpoint {}: {}", ref.Path(),
                   s.ToString());
     }

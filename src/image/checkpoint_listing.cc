@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/log.h"
+#include "image/chunk_sweep.h"
 
 namespace cedana::image {
 namespace {
@@ -85,7 +86,7 @@ Status ApplyRetention(storage::CheckpointStore& store, const std::string& owner,
   Status first;
   for (size_t i = static_cast<size_t>(keep); i < entries.size(); ++i) {
     const storage::CheckpointRef& ref = entries[i].ref;
-    Status s = store.Delete(ref);
+    Status s = RemoveCheckpoint(store, ref);
     if (s.ok()) {
       log::Info("catalog: retention deleted checkpoint {} (keeping {} of {}/{})", ref.Path(), keep,
                 owner, label);

@@ -78,6 +78,10 @@ Result<std::unique_ptr<DirectUnpack>> DirectUnpack::Start(storage::CheckpointSto
                                                           const std::string& images_dir,
                                                           ProgressFn progress) {
   if (manifest.streams.empty()) return InvalidArgumentError("checkpoint has no streams");
+  if (manifest.chunk_index)
+    return FailedPreconditionError(fmt::format(
+        "checkpoint {} is deduplicated (its pages are in chunks); it restores after a full unpack",
+        manifest.id));
   for (const StreamInfo& s : manifest.streams)
     if (s.head.sha256.empty())
       return FailedPreconditionError(fmt::format(

@@ -77,7 +77,7 @@ class DirectUnpackTest : public ::testing::Test {
     m.label = ref_.label;
     m.owner = ref_.owner;
     m.codec = codec;
-    if (infos.has_value()) m.streams = *infos;
+    if (infos.has_value()) m.streams = infos->streams;
     return m;
   }
 

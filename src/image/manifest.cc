@@ -48,6 +48,12 @@ json ToJsonObject(const Manifest& m) {
          {"images_bytes", m.images_bytes},
          {"workload", m.workload},
          {"mac", m.mac}};
+  if (m.chunk_index) {
+    const ChunkIndexInfo& c = *m.chunk_index;
+    j["chunk_index"] = {{"bytes", c.bytes},           {"sha256", c.sha256},
+                        {"chunks", c.chunks},         {"raw_bytes", c.raw_bytes},
+                        {"new_chunks", c.new_chunks}, {"new_stored_bytes", c.new_stored_bytes}};
+  }
   // Only when there is one, as heads above.
   if (!m.reason.empty()) {
     j["reason"] = m.reason;
@@ -158,13 +164,38 @@ Status ParseStreams(const json& obj, Manifest* m) {
   return OkStatus();
 }
 
+Status ParseChunkIndexInfo(const json& obj, Manifest* m) {
+  auto it = obj.find("chunk_index");
+  bool dedup = m->format_version == kDedupManifestFormatVersion;
+  if (it == obj.end()) {
+    if (dedup) return InvalidArgumentError("manifest field chunk_index is missing");
+    return OkStatus();
+  }
+  if (!dedup)
+    return InvalidArgumentError(fmt::format("manifest field chunk_index needs format_version {}",
+                                            kDedupManifestFormatVersion));
+  if (!it->is_object()) return InvalidArgumentError("manifest field chunk_index must be an object");
+  Fields f(*it, "chunk_index.");
+  ChunkIndexInfo c;
+  CEDANA_RETURN_IF_ERROR(f.Int("bytes", true, &c.bytes));
+  CEDANA_RETURN_IF_ERROR(f.String("sha256", true, &c.sha256));
+  if (!IsHexSha256(c.sha256)) return f.Bad("sha256", "64 lowercase hex digits");
+  CEDANA_RETURN_IF_ERROR(f.Int("chunks", true, &c.chunks));
+  CEDANA_RETURN_IF_ERROR(f.Int("raw_bytes", true, &c.raw_bytes));
+  CEDANA_RETURN_IF_ERROR(f.Int("new_chunks", true, &c.new_chunks));
+  CEDANA_RETURN_IF_ERROR(f.Int("new_stored_bytes", true, &c.new_stored_bytes));
+  m->chunk_index = std::move(c);
+  return OkStatus();
+}
+
 Status ParseFields(const json& obj, Manifest* m) {
   Fields f(obj, "");
   CEDANA_RETURN_IF_ERROR(f.Int("format_version", true, &m->format_version));
-  if (m->format_version != kManifestFormatVersion) {
+  if (m->format_version != kManifestFormatVersion &&
+      m->format_version != kDedupManifestFormatVersion) {
     return InvalidArgumentError(
-        fmt::format("manifest field format_version is {}, this build reads version {}",
-                    m->format_version, kManifestFormatVersion));
+        fmt::format("manifest field format_version is {}, this build reads versions {} and {}",
+                    m->format_version, kManifestFormatVersion, kDedupManifestFormatVersion));
   }
   CEDANA_RETURN_IF_ERROR(f.String("id", true, &m->id));
   CEDANA_RETURN_IF_ERROR(f.String("label", true, &m->label));
@@ -189,6 +220,7 @@ Status ParseFields(const json& obj, Manifest* m) {
   m->codec = *parsed;
   CEDANA_RETURN_IF_ERROR(ParseStreams(obj, m));
   CEDANA_RETURN_IF_ERROR(f.Int("images_bytes", false, &m->images_bytes));
+  CEDANA_RETURN_IF_ERROR(ParseChunkIndexInfo(obj, m));
   if (auto it = obj.find("workload"); it != obj.end()) {
     if (!it->is_object()) return f.Bad("workload", "an object");
     m->workload = *it;
@@ -202,6 +234,7 @@ Status ParseFields(const json& obj, Manifest* m) {
 uint64_t Manifest::StoredBytes() const {
   uint64_t total = 0;
   for (const StreamInfo& s : streams) total += s.stored_bytes;
+  if (chunk_index) total += chunk_index->new_stored_bytes;
   return total;
 }
 

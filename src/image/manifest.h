@@ -4,17 +4,22 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
+#include "image/chunk_index.h"
 #include "image/codec.h"
 
 namespace cedana::image {
 
 inline constexpr int kManifestFormatVersion = 1;
+// A deduplicated checkpoint's manifest (it has a chunk_index): a build that reads only version 1
+// refuses it rather than restoring it without its memory pages.
+inline constexpr int kDedupManifestFormatVersion = 2;
 
 // The head of a stream: its leading raw (tar) bytes, which hold every image but the memory
 // pages (written last), hashed on their own so that a direct restore can verify them before
@@ -58,10 +63,13 @@ struct Manifest {
   Codec codec = Codec::kNone;  // the codec asked for; each stream says how it is stored
   std::vector<StreamInfo> streams;
   uint64_t images_bytes = 0;  // size of CRIU's images dir
+  // Deduplicated: the pages images are in the label's chunks, not in the streams.
+  std::optional<ChunkIndexInfo> chunk_index;
   // What a restore needs besides the images (argv, cwd, pipe inodes, ...), owned by the daemon.
   nlohmann::json workload = nlohmann::json::object();
   std::string mac;  // hex HMAC-SHA256 over the manifest without this field
 
+  // What this checkpoint added to the store: its streams and the chunks it was first to store.
   uint64_t StoredBytes() const;
   // How `stream` (one of `streams`) is stored.
   Codec CodecOf(const StreamInfo& stream) const { return stream.stored_raw ? Codec::kNone : codec; }

@@ -90,7 +90,9 @@ struct BadCase {
 
 TEST(ManifestTest, RejectsMalformedNamingTheField) {
   const BadCase cases[] = {
-      {"format_version", [](json& j) { j["format_version"] = 2; }},
+      {"format_version", [](json& j) { j["format_version"] = 3; }},
+      {"chunk_index", [](json& j) { j["format_version"] = 2; }},
+      {"chunk_index", [](json& j) { j["chunk_index"] = json::object(); }},
       {"format_version", [](json& j) { j.erase("format_version"); }},
       {"format_version", [](json& j) { j["format_version"] = "1"; }},
       {"id", [](json& j) { j.erase("id"); }},

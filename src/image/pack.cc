@@ -10,6 +10,7 @@
 #include "common/checkpoint_streams.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "image/chunk_pack.h"
 #include "image/compressibility.h"
 #include "image/stream_group.h"
 #include "image/stream_taps.h"
@@ -146,21 +147,40 @@ Result<StreamInfo> PackStream(int index, const std::string& images_dir, const St
 
 bool IsPagesImage(std::string_view name) { return name.substr(0, 6) == "pages-"; }
 
-Result<std::vector<StreamInfo>> PackImagesDir(const std::string& images_dir,
-                                              storage::CheckpointStore& store,
-                                              const storage::CheckpointRef& ref,
-                                              const PackOptions& options) {
+Result<PackedImages> PackImagesDir(const std::string& images_dir, storage::CheckpointStore& store,
+                                   const storage::CheckpointRef& ref, const PackOptions& options) {
   if (options.streams < 1 || options.streams > kMaxCheckpointStreams) {
     return InvalidArgumentError(fmt::format("streams must be between 1 and {}, got {}",
                                             kMaxCheckpointStreams, options.streams));
   }
   CEDANA_ASSIGN_OR_RETURN(auto files, ListImageFiles(images_dir));
+  std::vector<std::string> chunked;
+  uint64_t chunked_bytes = 0;
+  if (options.dedup) {
+    auto pages = std::stable_partition(files.begin(), files.end(),
+                                       [](const ImageFile& f) { return !IsPagesImage(f.name); });
+    for (auto it = pages; it != files.end(); ++it) {
+      chunked.push_back(it->name);
+      chunked_bytes += it->size;
+    }
+    files.erase(pages, files.end());
+  }
   std::vector<StreamPlan> plan = PlanStreams(files, options.streams, options.part_bytes);
-  uint64_t total = 0;
+  uint64_t total = chunked_bytes;
   for (const StreamPlan& p : plan) total += p.raw_bytes;
 
   ProgressReporter progress(options.progress, total);
-  std::vector<StreamInfo> infos(plan.size());
+  PackedImages packed;
+  if (options.dedup) {
+    ChunkPackOptions chunking{options.streams, options.codec, options.level};
+    auto chunks = PackChunks(images_dir, chunked, store, ref, chunking, &progress, nullptr);
+    if (!chunks.has_value())
+      return std::move(chunks).error().WithContext(
+          fmt::format("packing the memory pages of {} into {}", images_dir, ref.Path()));
+    packed.chunk_index = *chunks;
+  }
+  std::vector<StreamInfo>& infos = packed.streams;
+  infos.resize(plan.size());
   StreamGroup group([](int i) { return fmt::format("stream-{}", i); });
   CEDANA_RETURN_IF_ERROR(group.Run(
       options.streams,
@@ -171,7 +191,7 @@ Result<std::vector<StreamInfo>> PackImagesDir(const std::string& images_dir,
       }))
       << "packing " << images_dir << " into " << ref.Path();
   progress.Finish();
-  return infos;
+  return packed;
 }
 
 }  // namespace cedana::image

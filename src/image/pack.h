@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,21 +30,29 @@ struct PackOptions {
   // the streams (TarPartName), so that one large pages image is compressed and stored by every
   // stream in parallel instead of by one.
   uint64_t part_bytes = 32ull << 20;
+  // Deduplicated (image/chunk_pack.h): the pages images go into the label's chunks, with
+  // `streams` threads, and the streams hold the other images.
+  bool dedup = false;
+};
+
+struct PackedImages {
+  std::vector<StreamInfo> streams;
+  std::optional<ChunkIndexInfo> chunk_index;  // deduplicated
 };
 
 // CRIU's memory pages (pages-<id>.img): in every stream after all other images (its head).
 bool IsPagesImage(std::string_view name);
 
-// Writes the streams of `ref` (not the manifest). On failure nothing is committed; the caller
-// deletes `ref`. Returns one StreamInfo per stream.
-Result<std::vector<StreamInfo>> PackImagesDir(const std::string& images_dir,
-                                              storage::CheckpointStore& store,
-                                              const storage::CheckpointRef& ref,
-                                              const PackOptions& options);
+// Writes the streams of `ref` (not the manifest), and its chunks when deduplicated. On failure
+// nothing is committed; the caller removes `ref` (image/chunk_sweep.h). Returns one StreamInfo
+// per stream.
+Result<PackedImages> PackImagesDir(const std::string& images_dir, storage::CheckpointStore& store,
+                                   const storage::CheckpointRef& ref, const PackOptions& options);
 
 // Reads every stream of `manifest` into `images_dir` (created, must be empty), verifying each
-// stream's size and SHA-256. kAborted ("stream-1 of <ref>: checksum mismatch") on corruption;
-// the caller removes images_dir on error.
+// stream's size and SHA-256, and then the chunks of a deduplicated one (image/chunk_unpack.h).
+// kAborted ("stream-1 of <ref>: checksum mismatch") on corruption; the caller removes images_dir on
+// error.
 Status UnpackToImagesDir(storage::CheckpointStore& store, const storage::CheckpointRef& ref,
                          const Manifest& manifest, const std::string& images_dir,
                          const ProgressFn& progress = {});

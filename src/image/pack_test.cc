@@ -67,7 +67,7 @@ class PackTest : public ::testing::Test {
     m.label = ref_.label;
     m.owner = ref_.owner;
     m.codec = codec;
-    if (infos.has_value()) m.streams = *infos;
+    if (infos.has_value()) m.streams = infos->streams;
     EXPECT_TRUE(store_.Commit(ref_, ManifestToJson(m)).ok());
     return m;
   }
@@ -101,13 +101,13 @@ TEST_P(PackRoundTripTest, RoundTrip) {
   };
   auto infos = PackImagesDir(images_, store_, ref_, options);
   ASSERT_TRUE(infos.has_value()) << infos.error().ToString();
-  ASSERT_EQ(infos->size(), static_cast<size_t>(streams));
+  ASSERT_EQ(infos->streams.size(), static_cast<size_t>(streams));
 
   uint64_t want_raw = streams * kTarTrailerSize;
   for (const auto& [name, data] : ImageFiles()) want_raw += TarEntrySize(data.size());
   uint64_t raw = 0;
   for (int i = 0; i < streams; ++i) {
-    const StreamInfo& s = (*infos)[i];
+    const StreamInfo& s = infos->streams[i];
     EXPECT_EQ(s.name, "stream-" + std::to_string(i));
     std::string stored = fs::ReadFile(StreamPath(i)).value();
     EXPECT_EQ(s.stored_bytes, stored.size());
@@ -123,7 +123,7 @@ TEST_P(PackRoundTripTest, RoundTrip) {
 
   Manifest m;
   m.codec = codec;
-  m.streams = *infos;
+  m.streams = infos->streams;
   uint64_t unpack_done = 0;
   Status s = UnpackToImagesDir(store_, ref_, m, restored_,
                                [&](uint64_t done, uint64_t) { unpack_done = done; });
@@ -169,11 +169,11 @@ TEST_F(PackTest, LargeFilesTravelAsPartsAcrossStreams) {
   ASSERT_TRUE(infos.has_value()) << infos.error().ToString();
   // The 20 MiB pages-1.img as five 4 MiB parts: the streams end within one part of each other
   // (without parts one stream would hold all 20 MiB).
-  uint64_t a = (*infos)[0].raw_bytes, b = (*infos)[1].raw_bytes;
+  uint64_t a = infos->streams[0].raw_bytes, b = infos->streams[1].raw_bytes;
   EXPECT_LT(a > b ? a - b : b - a, (4u << 20) + 4096) << a << " vs " << b;
   Manifest m;
   m.codec = Codec::kZstd;
-  m.streams = *infos;
+  m.streams = infos->streams;
   Status s = UnpackToImagesDir(store_, ref_, m, restored_, {});
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(ReadFiles(restored_), ImageFiles());
@@ -207,7 +207,7 @@ TEST_F(PackTest, MoreStreamsThanFiles) {
   ASSERT_TRUE(infos.has_value()) << infos.error().ToString();
   Manifest m;
   m.codec = Codec::kZstd;
-  m.streams = *infos;
+  m.streams = infos->streams;
   ASSERT_TRUE(UnpackToImagesDir(store_, ref_, m, restored_).ok());
   EXPECT_EQ(ReadFiles(restored_), (Files{{"only.img", "x"}}));
 }
@@ -224,8 +224,8 @@ TEST_F(PackTest, IncompressibleStreamIsStoredRawAndReadBack) {
   options.streams = 2;
   auto infos = PackImagesDir(tmp.path(), store_, ref_, options);
   ASSERT_TRUE(infos.has_value()) << infos.error().ToString();
-  const StreamInfo& random = (*infos)[0];
-  const StreamInfo& text = (*infos)[1];
+  const StreamInfo& random = infos->streams[0];
+  const StreamInfo& text = infos->streams[1];
   EXPECT_TRUE(random.stored_raw);
   EXPECT_EQ(random.stored_bytes, random.raw_bytes);
   EXPECT_FALSE(text.stored_raw);
@@ -237,7 +237,7 @@ TEST_F(PackTest, IncompressibleStreamIsStoredRawAndReadBack) {
   m.label = ref_.label;
   m.owner = ref_.owner;
   m.codec = Codec::kLz4;
-  m.streams = *infos;
+  m.streams = infos->streams;
   auto parsed = ParseManifest(ManifestToJson(m));
   ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
   EXPECT_EQ(parsed->CodecOf(parsed->streams[0]), Codec::kNone);

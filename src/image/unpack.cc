@@ -1,10 +1,12 @@
 // UnpackToImagesDir: N stored streams -> CRIU's images dir, verifying every stored byte.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "common/checkpoint_streams.h"
 #include "common/fs.h"
+#include "image/chunk_unpack.h"
 #include "image/pack.h"
 #include "image/stream_group.h"
 #include "image/stream_taps.h"
@@ -85,7 +87,7 @@ Status UnpackToImagesDir(storage::CheckpointStore& store, const storage::Checkpo
   if (!existing.empty()) {
     return FailedPreconditionError(fmt::format("images dir {} is not empty", images_dir));
   }
-  uint64_t total = 0;
+  uint64_t total = manifest.chunk_index ? manifest.chunk_index->raw_bytes : 0;
   for (const StreamInfo& s : manifest.streams) total += s.raw_bytes;
 
   ProgressReporter progress(progress_fn, total);
@@ -94,6 +96,10 @@ Status UnpackToImagesDir(storage::CheckpointStore& store, const storage::Checkpo
   CEDANA_RETURN_IF_ERROR(group.Run(n, [&](int i) {
     return UnpackStream(i, store, ref, manifest, images_dir, &progress, group, {});
   }));
+  // As many readers as the dump had writers: the streams say how parallel the store was meant
+  // to be read (at least two, for a store whose latency each read waits for).
+  CEDANA_RETURN_IF_ERROR(
+      UnpackChunks(store, ref, manifest, images_dir, std::max(2, n), &progress, nullptr));
   progress.Finish();
   return OkStatus();
 }

@@ -19,6 +19,22 @@ Status ValidateRef(const CheckpointRef& ref) {
   CEDANA_RETURN_IF_ERROR(ValidateComponent("owner", ref.owner));
   CEDANA_RETURN_IF_ERROR(ValidateComponent("label", ref.label));
   CEDANA_RETURN_IF_ERROR(ValidateComponent("checkpoint id", ref.id));
+  // Names with a leading dot beside the checkpoints are the store's own (kChunksDirName).
+  if (ref.id[0] == '.')
+    return InvalidArgumentError("checkpoint id \"" + ref.id + "\" may not begin with '.'");
+  return OkStatus();
+}
+
+bool IsChunkDigest(std::string_view name) {
+  return name.size() == 64 && name.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+Status ValidateChunk(const ChunkRef& chunk) {
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("owner", chunk.owner));
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("label", chunk.label));
+  if (!IsChunkDigest(chunk.digest))
+    return InvalidArgumentError("chunk name \"" + chunk.digest +
+                                "\" is not a SHA-256 (64 lowercase hex digits)");
   return OkStatus();
 }
 

@@ -34,11 +34,39 @@ inline constexpr char kLineageName[] = "lineage.json";
 inline constexpr size_t kMaxManifestBytes = 1 << 20;
 std::string StreamName(int index);  // "stream-<index>"
 
+// A content-addressed chunk of a label's deduplicated checkpoints (image/chunk_index.h), stored
+// once for all of them under <owner>/<label>/.chunks/<digest>: its name is the hex SHA-256 of
+// its contents (before compression). The leading dot keeps it out of every checkpoint listing;
+// no checkpoint id may begin with one.
+inline constexpr char kChunksDirName[] = ".chunks";
+struct ChunkRef {
+  std::string owner;
+  std::string label;
+  std::string digest;  // 64 lowercase hex digits
+};
+// A checkpoint's own file beside its streams (the chunk index), at most this large.
+inline constexpr size_t kMaxCheckpointFileBytes = 64 << 20;
+
 // kInvalidArgument unless owner, label and id are each one safe path component: refs come from
 // users (labels) and listings, and must never climb out of the store.
 Status ValidateRef(const CheckpointRef& ref);
 // The same check of one component; `what` names it in the message.
 Status ValidateComponent(std::string_view what, const std::string& value);
+// kInvalidArgument unless owner and label are safe components and digest is 64 lowercase hex.
+Status ValidateChunk(const ChunkRef& chunk);
+bool IsChunkDigest(std::string_view name);
+
+// Writes chunks of one owner/label. A chunk is listed (ListChunks) and read (ReadChunk) only once
+// Publish returned: after a crash a store never holds a chunk, under its digest, whose bytes are
+// not all durable. Put is thread-safe (the pack's threads share one writer).
+class ChunkWriter {
+ public:
+  virtual ~ChunkWriter() = default;
+  // Stores `bytes` (the chunk as encoded: image/chunk_codec.h) under `digest`.
+  virtual Status Put(const std::string& digest, std::string_view bytes) = 0;
+  // Makes every Put durable and visible under its digest.
+  virtual Status Publish() = 0;
+};
 
 class CheckpointStore {
  public:
@@ -69,6 +97,24 @@ class CheckpointStore {
   virtual Status WriteLineage(const std::string& owner, const std::string& label,
                               const std::string& json) = 0;
   virtual Result<std::string> ReadLineage(const std::string& owner, const std::string& label) = 0;
+
+  // A file of a checkpoint that is not committed yet, beside its streams (written whole; `name`
+  // is one path component). ReadFile: kNotFound when it is not there; never more than
+  // `max_bytes`, with ReadManifest's symlink rules.
+  virtual Status WriteFile(const CheckpointRef& ref, const std::string& name,
+                           std::string_view data) = 0;
+  virtual Result<std::string> ReadFile(const CheckpointRef& ref, const std::string& name,
+                                       size_t max_bytes) = 0;
+
+  // The label's chunks (ChunkRef). ReadChunk: kNotFound when missing, kInvalidArgument past
+  // `max_bytes`. ListChunks: the digests stored, in no order (an empty list when none are).
+  // DeleteChunk: missing is fine.
+  virtual Result<std::unique_ptr<ChunkWriter>> WriteChunks(const std::string& owner,
+                                                           const std::string& label) = 0;
+  virtual Result<std::string> ReadChunk(const ChunkRef& chunk, size_t max_bytes) = 0;
+  virtual Result<std::vector<std::string>> ListChunks(const std::string& owner,
+                                                      const std::string& label) = 0;
+  virtual Status DeleteChunk(const ChunkRef& chunk) = 0;
 
   // Committed checkpoints, optionally only of one owner and/or label, in no particular order.
   virtual Result<std::vector<CheckpointRef>> List(const std::optional<std::string>& owner,

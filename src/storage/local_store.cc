@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <mutex>
 #include <utility>
 
 #include <fmt/format.h>
@@ -114,6 +116,54 @@ Result<std::vector<std::string>> SubDirs(const std::string& path,
   return out;
 }
 
+Status WriteWhole(int fd, std::string_view data, const std::string& path) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus(errno, "writing " + path);
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return OkStatus();
+}
+
+// Chunks are written as ".part-<n>-<digest>" files (never listed: not a digest) and renamed to
+// their digest once a syncfs made them all durable.
+class LocalChunkWriter : public ChunkWriter {
+ public:
+  explicit LocalChunkWriter(std::string dir) : dir_(std::move(dir)) {}
+
+  Status Put(const std::string& digest, std::string_view bytes) override {
+    std::string part = fmt::format("{}/.part-{}-{}", dir_, next_.fetch_add(1), digest);
+    UniqueFd fd(::open(part.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
+    if (!fd.valid()) return ErrnoStatus(errno, "creating " + part);
+    CEDANA_RETURN_IF_ERROR(WriteWhole(fd.get(), bytes, part));
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.emplace_back(std::move(part), digest);
+    return OkStatus();
+  }
+
+  Status Publish() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (pending_.empty()) return OkStatus();
+    UniqueFd dir(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!dir.valid()) return ErrnoStatus(errno, "opening " + dir_);
+    if (::syncfs(dir.get()) != 0) return ErrnoStatus(errno, "syncing " + dir_);
+    for (const auto& [part, digest] : pending_) {
+      std::string path = dir_ + "/" + digest;
+      if (::rename(part.c_str(), path.c_str()) != 0) return ErrnoStatus(errno, "renaming " + part);
+    }
+    pending_.clear();
+    if (::fsync(dir.get()) != 0) return ErrnoStatus(errno, "fsync " + dir_);
+    return OkStatus();
+  }
+
+ private:
+  const std::string dir_;
+  std::atomic<uint64_t> next_{0};
+  std::mutex mu_;
+  std::vector<std::pair<std::string, std::string>> pending_;  // guarded by mu_
+};
+
 }  // namespace
 
 LocalStore::LocalStore(std::string root) : root_(std::move(root)) {
@@ -196,7 +246,7 @@ Result<std::unique_ptr<ByteSource>> LocalStore::OpenStream(const CheckpointRef& 
 // A small file below the root (a manifest, a lineage record) at `rel`. Owners' directories may
 // be theirs to change (unprivileged mode): the whole of `rel` is resolved without symlinks, and
 // opened O_NONBLOCK so that a FIFO in its place cannot block us. kNotFound when it is missing.
-Result<std::string> LocalStore::ReadSmallFile(const std::string& rel) const {
+Result<std::string> LocalStore::ReadSmallFile(const std::string& rel, size_t max_bytes) const {
   const std::string path = root_ + "/" + rel;
   UniqueFd root(::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root.valid()) return ErrnoStatus(errno, "opening checkpoint dir " + root_);
@@ -211,9 +261,9 @@ Result<std::string> LocalStore::ReadSmallFile(const std::string& rel) const {
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, "stat " + path);
   if (!S_ISREG(st.st_mode)) return InvalidArgumentError(path + " is not a regular file");
-  if (static_cast<uint64_t>(st.st_size) > kMaxManifestBytes)
-    return InvalidArgumentError(fmt::format("{} is {} bytes, more than a manifest may be ({})",
-                                            path, st.st_size, kMaxManifestBytes));
+  if (static_cast<uint64_t>(st.st_size) > max_bytes)
+    return InvalidArgumentError(
+        fmt::format("{} is {} bytes, more than it may be ({})", path, st.st_size, max_bytes));
   std::string data(static_cast<size_t>(st.st_size), '\0');
   size_t got = 0;
   while (got < data.size()) {
@@ -249,6 +299,67 @@ Result<std::string> LocalStore::ReadLineage(const std::string& owner, const std:
   CEDANA_RETURN_IF_ERROR(ValidateComponent("owner", owner));
   CEDANA_RETURN_IF_ERROR(ValidateComponent("label", label));
   return ReadSmallFile(owner + "/" + label + "/" + kLineageName);
+}
+
+Status LocalStore::WriteFile(const CheckpointRef& ref, const std::string& name,
+                             std::string_view data) {
+  CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("file name", name));
+  std::string dir = CheckpointDir(ref);
+  CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir, 0700));
+  return fs::WriteFileAtomic(dir + "/" + name, data, 0600);
+}
+
+Result<std::string> LocalStore::ReadFile(const CheckpointRef& ref, const std::string& name,
+                                         size_t max_bytes) {
+  CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("file name", name));
+  return ReadSmallFile(ref.Path() + "/" + name, max_bytes);
+}
+
+std::string LocalStore::ChunksDir(const std::string& owner, const std::string& label) const {
+  return root_ + "/" + owner + "/" + label + "/" + kChunksDirName;
+}
+
+Result<std::unique_ptr<ChunkWriter>> LocalStore::WriteChunks(const std::string& owner,
+                                                             const std::string& label) {
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("owner", owner));
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("label", label));
+  std::string dir = ChunksDir(owner, label);
+  CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir, 0700));
+  return std::unique_ptr<ChunkWriter>(std::make_unique<LocalChunkWriter>(std::move(dir)));
+}
+
+Result<std::string> LocalStore::ReadChunk(const ChunkRef& chunk, size_t max_bytes) {
+  CEDANA_RETURN_IF_ERROR(ValidateChunk(chunk));
+  return ReadSmallFile(chunk.owner + "/" + chunk.label + "/" + kChunksDirName + "/" + chunk.digest,
+                       max_bytes);
+}
+
+Result<std::vector<std::string>> LocalStore::ListChunks(const std::string& owner,
+                                                        const std::string& label) {
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("owner", owner));
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("label", label));
+  auto names = fs::ListDir(ChunksDir(owner, label));
+  if (!names.has_value()) {
+    if (names.error().code() == Code::kNotFound) return std::vector<std::string>{};
+    return std::move(names).error();
+  }
+  std::vector<std::string> digests;
+  for (std::string& name : *names)
+    if (IsChunkDigest(name)) digests.push_back(std::move(name));
+  return digests;
+}
+
+Status LocalStore::DeleteChunk(const ChunkRef& chunk) {
+  CEDANA_RETURN_IF_ERROR(ValidateChunk(chunk));
+  std::string dir = ChunksDir(chunk.owner, chunk.label);
+  std::string path = dir + "/" + chunk.digest;
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus(errno, "removing " + path);
+  RemoveDirIfEmpty(dir);
+  RemoveDirIfEmpty(root_ + "/" + chunk.owner + "/" + chunk.label);
+  RemoveDirIfEmpty(root_ + "/" + chunk.owner);
+  return OkStatus();
 }
 
 Result<std::vector<CheckpointRef>> LocalStore::List(const std::optional<std::string>& owner,

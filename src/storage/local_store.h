@@ -37,6 +37,19 @@ class LocalStore : public CheckpointStore {
   Status WriteLineage(const std::string& owner, const std::string& label,
                       const std::string& json) override;
   Result<std::string> ReadLineage(const std::string& owner, const std::string& label) override;
+  Status WriteFile(const CheckpointRef& ref, const std::string& name,
+                   std::string_view data) override;
+  Result<std::string> ReadFile(const CheckpointRef& ref, const std::string& name,
+                               size_t max_bytes) override;
+  // Chunks are written under temporary names and fsynced all at once (one syncfs) when
+  // published, then renamed to their digests: one sync per checkpoint, not one per chunk.
+  Result<std::unique_ptr<ChunkWriter>> WriteChunks(const std::string& owner,
+                                                   const std::string& label) override;
+  Result<std::string> ReadChunk(const ChunkRef& chunk, size_t max_bytes) override;
+  Result<std::vector<std::string>> ListChunks(const std::string& owner,
+                                              const std::string& label) override;
+  // Removes the chunk, then the chunks, label and owner dirs if they became empty.
+  Status DeleteChunk(const ChunkRef& chunk) override;
   // Checkpoint dirs holding a manifest.json; dirs without one (in progress, or abandoned by a
   // crash) are skipped. A missing root or owner/label dir yields an empty list.
   Result<std::vector<CheckpointRef>> List(const std::optional<std::string>& owner,
@@ -47,7 +60,9 @@ class LocalStore : public CheckpointStore {
   std::string CheckpointDir(const CheckpointRef& ref) const;
 
  private:
-  Result<std::string> ReadSmallFile(const std::string& rel) const;
+  Result<std::string> ReadSmallFile(const std::string& rel,
+                                    size_t max_bytes = kMaxManifestBytes) const;
+  std::string ChunksDir(const std::string& owner, const std::string& label) const;
   // The checkpoint dirs under owner/label (all when not given) that do (committed) or do not
   // hold a manifest.json.
   Result<std::vector<CheckpointRef>> Walk(const std::optional<std::string>& owner,

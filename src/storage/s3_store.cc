@@ -196,6 +196,20 @@ std::optional<std::pair<CheckpointRef, std::string>> RefOfKey(std::string_view r
   return std::pair{std::move(ref), std::move(parts[3])};
 }
 
+class S3ChunkWriter : public ChunkWriter {
+ public:
+  S3ChunkWriter(std::shared_ptr<s3::Client> client, std::string prefix)
+      : client_(std::move(client)), prefix_(std::move(prefix)) {}
+  Status Put(const std::string& digest, std::string_view bytes) override {
+    return client_->PutObject(prefix_ + digest, bytes);
+  }
+  Status Publish() override { return OkStatus(); }
+
+ private:
+  const std::shared_ptr<s3::Client> client_;
+  const std::string prefix_;
+};
+
 }  // namespace
 
 S3Store::S3Store(s3::Location location, std::shared_ptr<s3::Client> client)
@@ -263,6 +277,56 @@ Result<std::string> S3Store::ReadLineage(const std::string& owner, const std::st
   CEDANA_RETURN_IF_ERROR(ValidateComponent("label", label));
   return client_->GetObject(location_.Key(owner + "/" + label + "/" + kLineageName),
                             kMaxManifestBytes);
+}
+
+Status S3Store::WriteFile(const CheckpointRef& ref, const std::string& name,
+                          std::string_view data) {
+  CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("file name", name));
+  return client_->PutObject(KeyOf(ref, name), data);
+}
+
+Result<std::string> S3Store::ReadFile(const CheckpointRef& ref, const std::string& name,
+                                      size_t max_bytes) {
+  CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("file name", name));
+  return client_->GetObject(KeyOf(ref, name), max_bytes);
+}
+
+std::string S3Store::ChunksPrefix(const std::string& owner, const std::string& label) const {
+  return location_.Key(owner + "/" + label + "/" + kChunksDirName + "/");
+}
+
+Result<std::unique_ptr<ChunkWriter>> S3Store::WriteChunks(const std::string& owner,
+                                                          const std::string& label) {
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("owner", owner));
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("label", label));
+  return std::unique_ptr<ChunkWriter>(
+      std::make_unique<S3ChunkWriter>(client_, ChunksPrefix(owner, label)));
+}
+
+Result<std::string> S3Store::ReadChunk(const ChunkRef& chunk, size_t max_bytes) {
+  CEDANA_RETURN_IF_ERROR(ValidateChunk(chunk));
+  return client_->GetObject(ChunksPrefix(chunk.owner, chunk.label) + chunk.digest, max_bytes);
+}
+
+Result<std::vector<std::string>> S3Store::ListChunks(const std::string& owner,
+                                                     const std::string& label) {
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("owner", owner));
+  CEDANA_RETURN_IF_ERROR(ValidateComponent("label", label));
+  const std::string prefix = ChunksPrefix(owner, label);
+  CEDANA_ASSIGN_OR_RETURN(auto keys, client_->ListKeys(prefix));
+  std::vector<std::string> digests;
+  for (const std::string& key : keys) {
+    std::string name = key.substr(prefix.size());
+    if (IsChunkDigest(name)) digests.push_back(std::move(name));
+  }
+  return digests;
+}
+
+Status S3Store::DeleteChunk(const ChunkRef& chunk) {
+  CEDANA_RETURN_IF_ERROR(ValidateChunk(chunk));
+  return client_->DeleteObject(ChunksPrefix(chunk.owner, chunk.label) + chunk.digest);
 }
 
 Result<std::vector<CheckpointRef>> S3Store::List(const std::optional<std::string>& owner,

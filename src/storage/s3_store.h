@@ -35,12 +35,24 @@ class S3Store : public CheckpointStore {
   Status WriteLineage(const std::string& owner, const std::string& label,
                       const std::string& json) override;
   Result<std::string> ReadLineage(const std::string& owner, const std::string& label) override;
+  Status WriteFile(const CheckpointRef& ref, const std::string& name,
+                   std::string_view data) override;
+  Result<std::string> ReadFile(const CheckpointRef& ref, const std::string& name,
+                               size_t max_bytes) override;
+  // A chunk is one PUT, durable and visible when it returns; Publish has nothing left to do.
+  Result<std::unique_ptr<ChunkWriter>> WriteChunks(const std::string& owner,
+                                                   const std::string& label) override;
+  Result<std::string> ReadChunk(const ChunkRef& chunk, size_t max_bytes) override;
+  Result<std::vector<std::string>> ListChunks(const std::string& owner,
+                                              const std::string& label) override;
+  Status DeleteChunk(const ChunkRef& chunk) override;
   Result<std::vector<CheckpointRef>> List(const std::optional<std::string>& owner,
                                           const std::optional<std::string>& label) override;
   Result<std::vector<CheckpointRef>> ListUncommitted() override;
 
  private:
   std::string KeyOf(const CheckpointRef& ref, const std::string& name) const;
+  std::string ChunksPrefix(const std::string& owner, const std::string& label) const;
 
   const s3::Location location_;
   const std::shared_ptr<s3::Client> client_;

@@ -2,6 +2,7 @@
 
 #include "common/log.h"
 #include "controller/policy/scheduler.h"
+#include "image/chunk_sweep.h"
 #include "storage/checkpoint_store.h"
 
 namespace cedana::controller {
@@ -9,7 +10,7 @@ namespace {
 
 Status DeleteFrom(storage::CheckpointStore& store, CheckpointIndex& index,
                   const storage::CheckpointRef& ref) {
-  CEDANA_RETURN_IF_ERROR(store.Delete(ref))
+  CEDANA_RETURN_IF_ERROR(image::RemoveCheckpoint(store, ref))
       << "deleting checkpoint " << ref.id << " from " << store.Describe();
   return index.Delete(ref.id);
 }

@@ -1,0 +1,52 @@
+#include "image/chunk_codec.h"
+
+#include <gtest/gtest.h>
+
+#include "image/bytes_for_test.h"
+
+namespace cedana::image {
+namespace {
+
+using testing::CompressibleBytes;
+using testing::RandomBytes;
+
+TEST(ChunkCodecTest, EveryCodecRoundTrips) {
+  const std::string raw = CompressibleBytes(1 << 20);
+  for (Codec codec : {Codec::kNone, Codec::kGzip, Codec::kLz4, Codec::kZstd}) {
+    auto stored = EncodeChunk(raw, codec, 1);
+    ASSERT_TRUE(stored.has_value()) << CodecName(codec);
+    if (codec != Codec::kNone) {
+      EXPECT_LT(stored->size(), raw.size() / 2) << CodecName(codec);
+    }
+    EXPECT_LE(stored->size(), MaxStoredChunkBytes(raw.size()));
+    auto back = DecodeChunk(*stored, raw.size());
+    ASSERT_TRUE(back.has_value()) << CodecName(codec) << ": " << back.error().ToString();
+    EXPECT_EQ(*back, raw) << CodecName(codec);
+  }
+}
+
+TEST(ChunkCodecTest, WhatDoesNotCompressIsStoredAsItIs) {
+  const std::string raw = RandomBytes(256 << 10, 7);
+  auto stored = EncodeChunk(raw, Codec::kZstd, 1);
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->size(), MaxStoredChunkBytes(raw.size()));
+  EXPECT_EQ(stored->substr(0, 5), "cdc1n");
+  EXPECT_EQ(DecodeChunk(*stored, raw.size()).value(), raw);
+}
+
+TEST(ChunkCodecTest, RefusesWhatIsNotAChunkOrIsLongerThanPromised) {
+  const std::string raw = CompressibleBytes(64 << 10);
+  auto stored = EncodeChunk(raw, Codec::kLz4, 1).value();
+  EXPECT_EQ(DecodeChunk("xyz", 3).error().code(), Code::kAborted);
+  EXPECT_EQ(DecodeChunk("cdc1q" + raw, raw.size()).error().code(), Code::kAborted);
+  // A chunk that decodes longer than its index entry says is refused, compressed or not.
+  EXPECT_EQ(DecodeChunk(stored, raw.size() - 1).error().code(), Code::kAborted);
+  EXPECT_EQ(DecodeChunk("cdc1n" + raw, raw.size() - 1).error().code(), Code::kAborted);
+  std::string corrupt = stored;
+  corrupt[corrupt.size() / 2] ^= 0x5a;
+  auto decoded = DecodeChunk(corrupt, raw.size());
+  EXPECT_TRUE(!decoded.has_value() || *decoded != raw);
+}
+
+}  // namespace
+}  // namespace cedana::image

@@ -1,0 +1,24 @@
+// UnpackChunks: a deduplicated checkpoint's memory pages back from its label's chunks into
+// CRIU's images dir. The chunk index is checked against the signed manifest, then every chunk
+// against its digest as it arrives: CRIU never sees a byte that was not verified. Thread-safe
+// function.
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "common/status.h"
+#include "image/manifest.h"
+#include "image/stream_taps.h"
+#include "storage/checkpoint_store.h"
+
+namespace cedana::image {
+
+// Writes every pages image of `manifest`'s chunk index into `images_dir` with `threads`
+// threads. kAborted "chunk <digest> of <label>: checksum mismatch" for an altered chunk, the
+// store's kNotFound for a missing one, kAborted for an index that is not the signed one.
+Status UnpackChunks(storage::CheckpointStore& store, const storage::CheckpointRef& ref,
+                    const Manifest& manifest, const std::string& images_dir, int threads,
+                    ProgressReporter* progress, const std::atomic<bool>* cancel);
+
+}  // namespace cedana::image
