@@ -246,7 +246,8 @@ Result<std::unique_ptr<ByteSource>> LocalStore::OpenStream(const CheckpointRef& 
 // A small file below the root (a manifest, a lineage record) at `rel`. Owners' directories may
 // be theirs to change (unprivileged mode): the whole of `rel` is resolved without symlinks, and
 // opened O_NONBLOCK so that a FIFO in its place cannot block us. kNotFound when it is missing.
-Result<std::string> LocalStore::ReadSmallFile(const std::string& rel, size_t max_bytes) const {
+Result<std::string> LocalStore::ReadSmallFile(const std::string& rel, std::string_view what,
+                                              size_t max_bytes) const {
   const std::string path = root_ + "/" + rel;
   UniqueFd root(::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root.valid()) return ErrnoStatus(errno, "opening checkpoint dir " + root_);
@@ -263,7 +264,7 @@ Result<std::string> LocalStore::ReadSmallFile(const std::string& rel, size_t max
   if (!S_ISREG(st.st_mode)) return InvalidArgumentError(path + " is not a regular file");
   if (static_cast<uint64_t>(st.st_size) > max_bytes)
     return InvalidArgumentError(
-        fmt::format("{} is {} bytes, more than it may be ({})", path, st.st_size, max_bytes));
+        fmt::format("{} is {} bytes, more than {} may be ({})", path, st.st_size, what, max_bytes));
   std::string data(static_cast<size_t>(st.st_size), '\0');
   size_t got = 0;
   while (got < data.size()) {
@@ -279,7 +280,7 @@ Result<std::string> LocalStore::ReadSmallFile(const std::string& rel, size_t max
 
 Result<std::string> LocalStore::ReadManifest(const CheckpointRef& ref) {
   CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
-  Result<std::string> data = ReadSmallFile(ref.Path() + "/" + kManifestName);
+  Result<std::string> data = ReadSmallFile(ref.Path() + "/" + kManifestName, "a manifest");
   if (!data.has_value() && data.error().code() == Code::kNotFound)
     return NotFoundError("checkpoint " + ref.Path() + " in " + root_ +
                          " is not committed (no manifest.json)");
@@ -298,7 +299,7 @@ Status LocalStore::WriteLineage(const std::string& owner, const std::string& lab
 Result<std::string> LocalStore::ReadLineage(const std::string& owner, const std::string& label) {
   CEDANA_RETURN_IF_ERROR(ValidateComponent("owner", owner));
   CEDANA_RETURN_IF_ERROR(ValidateComponent("label", label));
-  return ReadSmallFile(owner + "/" + label + "/" + kLineageName);
+  return ReadSmallFile(owner + "/" + label + "/" + kLineageName, "a lineage record");
 }
 
 Status LocalStore::WriteFile(const CheckpointRef& ref, const std::string& name,
@@ -314,7 +315,7 @@ Result<std::string> LocalStore::ReadFile(const CheckpointRef& ref, const std::st
                                          size_t max_bytes) {
   CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
   CEDANA_RETURN_IF_ERROR(ValidateComponent("file name", name));
-  return ReadSmallFile(ref.Path() + "/" + name, max_bytes);
+  return ReadSmallFile(ref.Path() + "/" + name, "a checkpoint's " + name, max_bytes);
 }
 
 std::string LocalStore::ChunksDir(const std::string& owner, const std::string& label) const {
@@ -333,7 +334,7 @@ Result<std::unique_ptr<ChunkWriter>> LocalStore::WriteChunks(const std::string& 
 Result<std::string> LocalStore::ReadChunk(const ChunkRef& chunk, size_t max_bytes) {
   CEDANA_RETURN_IF_ERROR(ValidateChunk(chunk));
   return ReadSmallFile(chunk.owner + "/" + chunk.label + "/" + kChunksDirName + "/" + chunk.digest,
-                       max_bytes);
+                       "a chunk", max_bytes);
 }
 
 Result<std::vector<std::string>> LocalStore::ListChunks(const std::string& owner,

@@ -60,7 +60,8 @@ class LocalStore : public CheckpointStore {
   std::string CheckpointDir(const CheckpointRef& ref) const;
 
  private:
-  Result<std::string> ReadSmallFile(const std::string& rel,
+  // `what` names the file's kind in the error when it is larger than `max_bytes`.
+  Result<std::string> ReadSmallFile(const std::string& rel, std::string_view what,
                                     size_t max_bytes = kMaxManifestBytes) const;
   std::string ChunksDir(const std::string& owner, const std::string& label) const;
   // The checkpoint dirs under owner/label (all when not given) that do (committed) or do not

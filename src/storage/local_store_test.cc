@@ -136,7 +136,7 @@ TEST(LocalStoreTest, ManifestReadsFollowNoSymlinkAndAreBounded) {
   auto big = store.ReadManifest(ref);
   ASSERT_FALSE(big.has_value());
   EXPECT_NE(big.error().message().find("manifest.json is"), std::string::npos);
-  EXPECT_NE(big.error().message().find("more than it may be"), std::string::npos);
+  EXPECT_NE(big.error().message().find("more than a manifest may be"), std::string::npos);
 
   // A label dir that is a symlink to bob's label: bob's manifest must not be read as alice's.
   CheckpointRef via_link{"alice", "bobs", "c-0"};
