@@ -212,7 +212,8 @@ class Daemon:
                         CEDANA_DAEMON_STATE_DIR=f"{home}/state", CEDANA_CHECKPOINT_DIR=f"{home}/checkpoints",
                         CEDANA_CHECKPOINT_WORK_DIR=f"{home}/work", CEDANA_DAEMON_LOG_FILE=f"{home}/daemon.log",
                         CEDANA_CLUSTER_KEY_FILE=f"{home}/cluster.key", CEDANA_CHECKPOINT_KEEP="0",
-                        CEDANA_CRIU_TIMEOUT_SECONDS="600", **env_extra)
+                        CEDANA_CRIU_TIMEOUT_SECONDS="600")
+        self.env.update(env_extra)  # may replace the defaults above
         self.proc = subprocess.Popen([CEDANA, "daemon", "start"], env=self.env, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)
         for _ in range(100):
@@ -222,7 +223,10 @@ class Daemon:
         raise RuntimeError("the cedana daemon did not start")
 
     def cli(self, *args):
-        return run([CEDANA, *args], env=self.env).stdout.strip()
+        r = subprocess.run([CEDANA, *args], env=self.env, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"cedana {' '.join(args)} failed ({r.returncode}): {r.stderr.strip()}")
+        return r.stdout.strip()
 
     def last_dump_timing(self):
         """(frozen s, total s, peak image data a direct dump buffered in MiB, else 0)"""

@@ -6,8 +6,11 @@
 //   typical  about 3:1 compressible with zstd -1: text-like records with varying numbers,
 //            the shape of a simulation's state dumps and logs
 // With CHILDREN > 0 the memory is split across 1 + CHILDREN processes (a process tree).
-// Prints "ready" once every process has touched all its memory.
+// Prints "ready" once every process has touched all its memory. SIGUSR1 makes the first process
+// rewrite a contiguous tenth of its memory (from 45% to 55%) with fresh data of the same kind,
+// as a step of a simulation changes part of its state, and print "changed N" (N counts them).
 #include <math.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,8 +63,20 @@ static void FillDoubles(unsigned char* mem, size_t bytes, uint64_t seed) {
 // Where the memory stays reachable: without it the compiler may drop the stores of memory that
 // is never read again (it did, for the random fill), and nothing would be resident.
 unsigned char* volatile g_held;
+static volatile sig_atomic_t g_change_asked;
+
+static void AskChange(int sig) {
+  (void)sig;
+  g_change_asked = 1;
+}
 
 enum Kind { kRandom, kTypical, kDoubles };
+
+static void Fill(unsigned char* mem, size_t bytes, enum Kind kind, uint64_t seed) {
+  if (kind == kTypical) FillTypical(mem, bytes, seed);
+  else if (kind == kDoubles) FillDoubles(mem, bytes, seed);
+  else FillRandom(mem, bytes, seed);
+}
 
 static void Hold(size_t mib, enum Kind kind, uint64_t seed) {
   size_t bytes = mib << 20;
@@ -70,9 +85,7 @@ static void Hold(size_t mib, enum Kind kind, uint64_t seed) {
     fprintf(stderr, "memfill: cannot allocate %zu MiB\n", mib);
     exit(1);
   }
-  if (kind == kTypical) FillTypical(mem, bytes, seed);
-  else if (kind == kDoubles) FillDoubles(mem, bytes, seed);
-  else FillRandom(mem, bytes, seed);
+  Fill(mem, bytes, kind, seed);
   g_held = mem;
 }
 
@@ -96,6 +109,12 @@ int main(int argc, char** argv) {
       for (;;) pause();
     }
   }
+  // SIGUSR1 stays blocked but in sigsuspend: a request never falls between a check and a wait.
+  sigset_t usr1, waiting;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  sigprocmask(SIG_BLOCK, &usr1, &waiting);
+  signal(SIGUSR1, AskChange);
   Hold(share, kind, 0x9E3779B97F4A7C15ull);
   for (int c = 0; c < children; c++) {
     char b;
@@ -105,5 +124,14 @@ int main(int argc, char** argv) {
   close(ready[1]);
   printf("ready\n");
   fflush(stdout);
-  for (;;) pause();
+  size_t bytes = share << 20;
+  for (unsigned changes = 1;; changes++) {
+    while (!g_change_asked) sigsuspend(&waiting);
+    g_change_asked = 0;
+    // Page-aligned, so that exactly a tenth of the pages differ.
+    size_t from = bytes * 45 / 100 / 4096 * 4096, to = bytes * 55 / 100 / 4096 * 4096;
+    Fill(g_held + from, to - from, kind, 0xD1B54A32D192ED03ull * changes);
+    printf("changed %u\n", changes);
+    fflush(stdout);
+  }
 }

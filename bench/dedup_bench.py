@@ -1,0 +1,208 @@
+#!/usr/bin/python3
+"""Deduplicated periodic checkpoints (checkpoint.dedup) against full ones, in one run.
+
+The job is bench/workloads/memfill (typical 3:1 data), which rewrites a contiguous tenth of its
+memory on SIGUSR1, as a step of a simulation changes part of its state.
+
+- Lineage: a full checkpoint of the job (node daemon without dedup), then, with dedup, a first
+  policy checkpoint (stores everything), a tenth of the memory changed, and a second one: its
+  stored bytes and time against the full checkpoint's, and the restore of each.
+- Grace time: the largest job whose preemption checkpoint (the job is killed once committed,
+  as SLURM's preemption does) commits within --grace seconds, without dedup and with dedup
+  after a policy checkpoint --policy-gap seconds earlier (a tenth of memory changed between).
+
+Every dump uses lz4 and 4 streams to a local checkpoint dir. Usage (as root, after
+scripts/setup.sh):  sudo bench/dedup_bench.py [--runs 2] [--mib 4096] [--sizes 2048,4096,6144,8192]
+Prints a Markdown section for BENCHMARKS.md.
+"""
+import argparse
+import ctypes
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run_bench import ROOT, Daemon, drop_caches, fmt_s, log, reap_all, run, stats, timed  # noqa: E402
+
+CODEC, STREAMS = "lz4", 4
+MiB = 1 << 20
+
+
+class Job:
+    """memfill under `cedana run` on daemon `d`."""
+
+    def __init__(self, d, memfill, mib):
+        self.d, self.out = d, os.path.join(d.home, "job.out")
+        if os.path.exists(self.out):
+            os.unlink(self.out)
+        self.id = d.cli("run", "--label", "bench", "--output", self.out, "--", memfill, str(mib), "typical")
+        self.wait_for(r"ready")
+        self.changes = 0
+
+    def wait_for(self, pattern, timeout=600):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            m = re.search(pattern, open(self.out).read()) if os.path.exists(self.out) else None
+            if m:
+                return m
+            time.sleep(0.05)
+        raise RuntimeError(f"the job did not print {pattern!r} in {timeout} s")
+
+    def change_a_tenth(self):
+        self.changes += 1
+        self.d.cli("kill", "--signal", "10", self.id)  # SIGUSR1 (the job is its PID namespace's init)
+        self.wait_for(rf"changed {self.changes}\b")
+
+    def dump(self, leave_running=True):
+        """One checkpoint: (id, {checkpoint s, frozen s, stored bytes, chunks new/all})."""
+        args = ["dump", self.id, "--compression", CODEC, "--streams", str(STREAMS)]
+        ck = self.d.cli(*(args + ["--leave-running"] if leave_running else args))
+        line = [l for l in open(f"{self.d.home}/daemon.log") if f" dump: checkpoint {ck} " in l][-1]
+        m = re.search(r"(\d+) bytes stored, dump (\d+) ms, total (\d+) ms", line)
+        r = {"stored": int(m.group(1)), "frozen": int(m.group(2)) / 1000, "checkpoint": int(m.group(3)) / 1000}
+        chunks = re.search(r"deduplicated: (\d+) of (\d+) chunks new", line)
+        if chunks:
+            r["chunks_new"], r["chunks"] = int(chunks.group(1)), int(chunks.group(2))
+        return ck, r
+
+    def kill(self):
+        self.d.cli("kill", "--wait", self.id)
+
+
+def restore_time(d, ck):
+    drop_caches()
+    t, rid = timed(lambda: d.cli("restore", ck))
+    d.cli("kill", rid)
+    return t
+
+
+def delete_all(d):
+    listing = json.loads(d.cli("checkpoints", "--json"))
+    rows = listing.get("checkpoints", listing) if isinstance(listing, dict) else listing
+    for c in rows:
+        d.cli("checkpoints", "delete", c["id"])
+
+
+def lineage_once(plain, dedup, memfill, mib):
+    job = Job(plain, memfill, mib)
+    ck, full = job.dump()
+    job.kill()
+    full["restore"] = restore_time(plain, ck)
+    delete_all(plain)
+
+    job = Job(dedup, memfill, mib)
+    _, first = job.dump()
+    job.change_a_tenth()
+    ck, second = job.dump()
+    job.kill()
+    second["restore"] = restore_time(dedup, ck)
+    delete_all(dedup)
+    reap_all()
+    return {"full": full, "first": first, "second": second}
+
+
+def preemption_once(d, memfill, mib, policy_gap):
+    """The preemption checkpoint's time; with policy_gap, after a policy checkpoint that long
+    before it and a tenth of the memory changed."""
+    job = Job(d, memfill, mib)
+    if policy_gap is not None:
+        job.dump()
+        time.sleep(policy_gap)
+        job.change_a_tenth()
+    _, r = job.dump(leave_running=False)
+    delete_all(d)
+    reap_all()
+    return r
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--mib", type=int, default=4096, help="the lineage's job size")
+    ap.add_argument("--sizes", default="2048,4096,6144,8192", help="job sizes (MiB) tried against the grace time")
+    ap.add_argument("--grace", type=float, default=15)
+    ap.add_argument("--policy-gap", type=float, default=60)
+    ap.add_argument("--work-dir", help="checkpoint.work_dir of both daemons (default: on the checkpoint dir's disk)")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("bench: run as root (CRIU)")
+    ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: detached restores come back to us
+    home = tempfile.mkdtemp(prefix="cdd.", dir="/var/tmp")
+    memfill = os.path.join(home, "memfill")
+    run(["cc", "-O2", "-o", memfill, os.path.join(ROOT, "bench/workloads/memfill.c"), "-lm"])
+    daemons = {}
+    try:
+        for name, dedup in (("plain", "0"), ("dedup", "1")):
+            os.makedirs(f"{home}/{name}")
+            extra = {"CEDANA_CHECKPOINT_DEDUP": dedup}
+            if args.work_dir:
+                extra["CEDANA_CHECKPOINT_WORK_DIR"] = os.path.join(args.work_dir, name)
+            daemons[name] = Daemon(f"{home}/{name}", extra)
+        plain, dedup = daemons["plain"], daemons["dedup"]
+        lineage = []
+        for i in range(args.runs):
+            log(f"lineage {args.mib} MiB: run {i + 1}")
+            lineage.append(lineage_once(plain, dedup, memfill, args.mib))
+        grace = []
+        for mib in [int(s) for s in args.sizes.split(",")]:
+            log(f"grace: {mib} MiB")
+            without = preemption_once(plain, memfill, mib, None)
+            with_policy = preemption_once(dedup, memfill, mib, args.policy_gap)
+            grace.append((mib, without, with_policy))
+    finally:
+        for d in daemons.values():
+            d.stop()
+        reap_all()
+        shutil.rmtree(home, ignore_errors=True)
+    report(args, lineage, grace)
+
+
+def report(args, lineage, grace):
+    def col(part, key):
+        return stats([r[part][key] for r in lineage])
+
+    full_t, full_b = col("full", "checkpoint"), col("full", "stored")
+    second_t, second_b = col("second", "checkpoint"), col("second", "stored")
+    bytes_ratio = second_b["median"] / full_b["median"]
+    time_ratio = second_t["median"] / full_t["median"]
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    work = f"`checkpoint.work_dir` {args.work_dir}" if args.work_dir else "`checkpoint.work_dir` on the local disk"
+    print(f"## Deduplicated periodic checkpoints\n\nMeasured {when} with `sudo bench/dedup_bench.py --runs {args.runs}"
+          f"{' --work-dir ' + args.work_dir if args.work_dir else ''}`: memfill's typical data, "
+          f"{CODEC} x{STREAMS} to a local checkpoint dir, {work}; medians of {args.runs} runs with min-max.\n")
+    print(f"{args.mib} MiB job; between the two policy checkpoints a contiguous tenth of its memory changed.\n")
+    print("| checkpoint | checkpoint time | frozen | stored | chunks new | restore |")
+    print("|---|---|---|---|---|---|")
+    for part, name in (("full", "full (checkpoint.dedup 0)"), ("first", "first policy checkpoint (dedup)"),
+                       ("second", "second policy checkpoint (dedup)")):
+        chunks = f"{col(part, 'chunks_new')['median']:.0f} of {col(part, 'chunks')['median']:.0f}" \
+            if "chunks" in lineage[0][part] else "-"
+        restore = fmt_s(col(part, "restore")) if "restore" in lineage[0][part] else "-"
+        print(f"| {name} | {fmt_s(col(part, 'checkpoint'))} | {col(part, 'frozen')['median']:.2f} s | "
+              f"{col(part, 'stored')['median'] / MiB:.0f} MiB | {chunks} | {restore} |")
+    print(f"\nTargets: the second stores {bytes_ratio:.3f} of the full checkpoint's bytes (<= 0.15: "
+          f"{'met' if bytes_ratio <= 0.15 else 'not met'}) and takes {time_ratio:.2f} of its time (<= 0.5: "
+          f"{'met' if time_ratio <= 0.5 else 'not met'}).\n")
+    print(f"Preemption checkpoint (the job killed once committed) against a {args.grace:.0f} s grace time, one run "
+          f"per size; *after a policy checkpoint*: dedup, a policy checkpoint {args.policy_gap:.0f} s earlier and a "
+          "tenth of the memory changed since.\n")
+    print("| job | no policy checkpoint (dedup 0) | frozen | after a policy checkpoint (dedup) | frozen |")
+    print("|---|---|---|---|---|")
+    for mib, without, with_policy in grace:
+        print(f"| {mib} MiB | {without['checkpoint']:.2f} s | {without['frozen']:.2f} s | "
+              f"{with_policy['checkpoint']:.2f} s | {with_policy['frozen']:.2f} s |")
+
+    def largest(i):
+        fits = [g[0] for g in grace if g[i]["checkpoint"] <= args.grace]
+        return f"{max(fits)} MiB" if fits else f"none of those tried ({args.sizes} MiB)"
+
+    print(f"\nLargest job tried that fits {args.grace:.0f} s: {largest(1)} without a policy checkpoint, {largest(2)} "
+          "after one.")
+
+
+if __name__ == "__main__":
+    main()
