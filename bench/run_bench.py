@@ -347,7 +347,9 @@ def targets_section(results):
         else:
             cells.append("-")
         lines.append(f"| {w['name']} | " + " | ".join(cells) + " |")
-    return lines + [""]
+    return lines + ["", "The targets of deduplicated checkpoints (the second of a lineage stores <= 0.15 of a full "
+                    "one's bytes in <= 0.5 of its time) are checked in *Deduplicated periodic checkpoints* below "
+                    "(bench/dedup_bench.py).", ""]
 
 
 def report(results, path_md, path_png):
