@@ -83,8 +83,14 @@ Status UnpackChunks(storage::CheckpointStore& store, const storage::CheckpointRe
       if (!stored.has_value())
         return std::move(stored).error().WithContext(
             fmt::format("chunk {} of label {}", digest, ref.label));
+      // Either way the stored chunk is not the one the signed index names; the decoder's
+      // reason says how it differs.
       auto raw = DecodeChunk(*stored, p.chunk->raw_bytes);
-      if (!raw.has_value() || raw->size() != p.chunk->raw_bytes || Sha256Hex(*raw) != digest)
+      if (!raw.has_value())
+        return AbortedError(fmt::format(
+            "chunk {} of label {}: checksum mismatch (stored data altered or truncated: {})",
+            digest, ref.label, raw.error().message()));
+      if (raw->size() != p.chunk->raw_bytes || Sha256Hex(*raw) != digest)
         return AbortedError(fmt::format(
             "chunk {} of label {}: checksum mismatch (stored data altered or truncated)", digest,
             ref.label));

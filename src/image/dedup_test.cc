@@ -146,6 +146,16 @@ TEST_F(DedupTest, AnAlteredOrMissingChunkIsRefused) {
             std::string::npos)
       << altered.ToString();
 
+  // A header that is no chunk's: the decoder's reason is part of the refusal.
+  stored[0] = 'x';
+  ASSERT_TRUE(fs::WriteFileAtomic(ChunkPath(digests[0]), stored, 0600).ok());
+  Status garbled = Unpack(m);
+  EXPECT_EQ(garbled.code(), Code::kAborted) << garbled.ToString();
+  EXPECT_NE(garbled.message().find("checksum mismatch (stored data altered or truncated: not a "
+                                   "stored chunk (its header is missing or unknown))"),
+            std::string::npos)
+      << garbled.ToString();
+
   ASSERT_TRUE(store_.DeleteChunk({"alice", "train", digests[0]}).ok());
   Status missing = Unpack(m);
   EXPECT_EQ(missing.code(), Code::kNotFound) << missing.ToString();
