@@ -4,8 +4,10 @@
 #include <thread>
 
 #include "common/fs.h"
+#include "common/log.h"
 #include "daemon/caller_files.h"
 #include "engine/image_serve.h"
+#include "engine/streamer_protocol.h"
 #include "image/direct_unpack.h"
 #include "image/pack.h"
 
@@ -55,7 +57,15 @@ class Images : public RestoreImages {
 
   Status Unpack() override {
     AsFileUser as(setup_.store_uid, setup_.store_gid);  // the unpack's threads inherit it
-    if (try_direct_) {
+    // CRIU reaches a direct restore's images through a unix socket in the images dir; under a
+    // work dir too long for one it restores after a full unpack instead.
+    const std::string socket = setup_.images_dir + "/" + engine::kStreamerServeSocket;
+    if (try_direct_ && socket.size() > engine::kMaxSocketPathBytes)
+      log::Info(
+          "restore: {} is too long a path for CRIU's image streamer ({} bytes, at most {}); "
+          "unpacking first (a shorter checkpoint.work_dir restores directly)",
+          socket, socket.size(), engine::kMaxSocketPathBytes);
+    else if (try_direct_) {
       auto started = image::DirectUnpack::Start(*setup_.store, setup_.ref, *setup_.manifest,
                                                 setup_.images_dir, setup_.progress);
       if (started.has_value()) {

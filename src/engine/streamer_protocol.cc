@@ -7,14 +7,20 @@
 #include <cstdint>
 #include <cstring>
 
+#include <fmt/format.h>
+
 namespace cedana::engine {
 
 Result<UniqueFd> ListenForCriu(const std::string& path,
                                std::optional<std::pair<uid_t, gid_t>> owner) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path)
-    return InvalidArgumentError("images dir path too long for a unix socket: " + path);
+  static_assert(kMaxSocketPathBytes + 1 == sizeof addr.sun_path);
+  if (path.size() > kMaxSocketPathBytes)
+    return InvalidArgumentError(fmt::format(
+        "{} is {} bytes, too long for a unix socket (at most {}): set checkpoint.work_dir to a "
+        "shorter path",
+        path, path.size(), kMaxSocketPathBytes));
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (!fd.valid()) return ErrnoStatus(errno, "creating the image streamer socket");

@@ -18,6 +18,8 @@
 namespace cedana::engine {
 
 inline constexpr size_t kMaxRequest = 4096;  // a file name, protobuf-framed
+// The longest path a unix socket can be bound at (sun_path, without its terminating NUL).
+inline constexpr size_t kMaxSocketPathBytes = 107;
 
 // Binds and listens on `path` (one connection). With `owner` the socket is given to that user,
 // so that a CRIU running as them (unprivileged mode) can connect.

@@ -76,6 +76,27 @@ restore_and_check off "$ck"
 check "off: its checkpoint restores direct" grep -q "restored as workload .*(pid [0-9]*, direct" "$T/daemon.log"
 full_store_case off-full
 
+# A work dir too long for CRIU's image-streamer socket: the checkpoint restores after a full
+# unpack (not refused), and a direct dump says what to change.
+long_work="$T/a-work-dir-whose-path-is-long-enough-to-pass-the-unix-socket-limit"
+stop_daemon
+start_daemon CEDANA_CHECKPOINT_DIRECT=0 CEDANA_CHECKPOINT_WORK_DIR="$long_work" || exit 1
+w=$(start_memstate long-work 64)
+ck=$(dump_id "$w" --compression lz4 --streams 2)
+check "long-work: dump" test -n "$ck"
+restore_and_check long-work "$ck"
+check "long-work: the restore says why it unpacked first" \
+  grep -q "too long a path for CRIU's image streamer .*unpacking first" "$T/daemon.log"
+stop_daemon
+start_daemon CEDANA_CHECKPOINT_DIRECT=1 CEDANA_CHECKPOINT_WORK_DIR="$long_work" || exit 1
+w=$(start_memstate long-direct 64)
+out=$("$CEDANA" dump "$w" 2>&1)
+check "long-work: a direct dump fails" test $? -ne 0
+check "long-work: its error names the limit and checkpoint.work_dir" \
+  grep -q "too long for a unix socket (at most 107): set checkpoint.work_dir to a shorter path" <<<"$out"
+check "long-work: the workload still runs" is_status "$w" running
+"$CEDANA" kill "$w" >/dev/null 2>&1
+
 # A full work dir: CRIU cannot write the images; the workload runs on, nothing is left behind.
 stop_daemon
 mkdir -p "$T/smallwork"
