@@ -16,17 +16,15 @@ scripts/setup.sh):  sudo bench/dedup_bench.py [--runs 2] [--mib 4096] [--sizes 2
 Prints a Markdown section for BENCHMARKS.md.
 """
 import argparse
-import ctypes
-import json
 import os
 import re
 import shutil
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run_bench import ROOT, Daemon, drop_caches, fmt_s, log, reap_all, run, stats, timed  # noqa: E402
+from run_bench import (Daemon, drop_caches, fmt_s, log, prepare, reap_all, run, stats, timed,  # noqa: E402
+                       wait_for_output, wait_ready)
 
 CODEC, STREAMS = "lz4", 4
 MiB = 1 << 20
@@ -40,22 +38,13 @@ class Job:
         if os.path.exists(self.out):
             os.unlink(self.out)
         self.id = d.cli("run", "--label", "bench", "--output", self.out, "--", memfill, str(mib), "typical")
-        self.wait_for(r"ready")
+        wait_ready(self.out, 600)
         self.changes = 0
-
-    def wait_for(self, pattern, timeout=600):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            m = re.search(pattern, open(self.out).read()) if os.path.exists(self.out) else None
-            if m:
-                return m
-            time.sleep(0.05)
-        raise RuntimeError(f"the job did not print {pattern!r} in {timeout} s")
 
     def change_a_tenth(self):
         self.changes += 1
         self.d.cli("kill", "--signal", "10", self.id)  # SIGUSR1 (the job is its PID namespace's init)
-        self.wait_for(rf"changed {self.changes}\b")
+        wait_for_output(self.out, rf"changed {self.changes}\b", 600)
 
     def dump(self, leave_running=True):
         """One checkpoint: (id, {checkpoint s, frozen s, stored bytes, chunks new/all})."""
@@ -84,9 +73,7 @@ def restore_time(d, ck):
 
 
 def delete_all(d):
-    listing = json.loads(d.cli("checkpoints", "--json"))
-    rows = listing.get("checkpoints", listing) if isinstance(listing, dict) else listing
-    for c in rows:
+    for c in d.checkpoints():
         d.cli("checkpoints", "delete", c["id"])
 
 
@@ -152,12 +139,8 @@ def main():
     ap.add_argument("--policy-gap", type=float, default=60)
     ap.add_argument("--work-dir", help="checkpoint.work_dir of both daemons (default: on the checkpoint dir's disk)")
     args = ap.parse_args()
-    if os.geteuid() != 0:
-        sys.exit("bench: run as root (CRIU)")
-    ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: detached restores come back to us
-    home = tempfile.mkdtemp(prefix="cdd.", dir="/var/tmp")
-    memfill = os.path.join(home, "memfill")
-    run(["cc", "-O2", "-o", memfill, os.path.join(ROOT, "bench/workloads/memfill.c"), "-lm"])
+    # A short prefix: the restore's image-streamer socket lives under the work dir in it.
+    home, memfill = prepare("cdd.")
     daemons = {}
     try:
         for name, dedup in (("plain", "0"), ("dedup", "1")):

@@ -69,13 +69,31 @@ class Workload:
         return [self.memfill, str(self.mib), self.kind, str(self.children)]
 
 
-def wait_ready(path, timeout=300):
+def wait_for_output(path, pattern, timeout=300):
+    """The first match of regex `pattern` in the file at `path`, once it is there."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if os.path.exists(path) and "ready" in open(path).read():
-            return
-        time.sleep(0.1)
-    raise RuntimeError(f"workload never got ready ({path})")
+        m = re.search(pattern, open(path).read()) if os.path.exists(path) else None
+        if m:
+            return m
+        time.sleep(0.05)
+    raise RuntimeError(f"{path} did not say {pattern!r} within {timeout} s")
+
+
+def wait_ready(path, timeout=300):
+    wait_for_output(path, "ready", timeout)
+
+
+def prepare(prefix):
+    """What every benchmark needs first: root, restored trees reaped by us, a scratch home in
+    /var/tmp and memfill built there. Returns (home, memfill)."""
+    if os.geteuid() != 0:
+        sys.exit("bench: run as root (CRIU)")
+    ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: detached restores come back to us
+    home = tempfile.mkdtemp(prefix=prefix, dir="/var/tmp")
+    memfill = os.path.join(home, "memfill")
+    run(["cc", "-O2", "-o", memfill, os.path.join(ROOT, "bench/workloads/memfill.c"), "-lm"])
+    return home, memfill
 
 
 def descendants(pid):
@@ -228,6 +246,11 @@ class Daemon:
             raise RuntimeError(f"cedana {' '.join(args)} failed ({r.returncode}): {r.stderr.strip()}")
         return r.stdout.strip()
 
+    def checkpoints(self, *dir_args):
+        """The listing's rows (`cedana checkpoints --json`)."""
+        listing = json.loads(self.cli("checkpoints", "--json", *dir_args))
+        return listing.get("checkpoints", listing) if isinstance(listing, dict) else listing
+
     def last_dump_timing(self):
         """(frozen s, total s, peak image data a direct dump buffered in MiB, else 0)"""
         lines = [l for l in open(f"{self.home}/daemon.log") if " dump: checkpoint " in l]
@@ -271,8 +294,7 @@ def ours_once(d, w, codec, streams, ck_dir):
     t_rs, rid = timed(lambda: d.cli(*rargs))
     restore_rss = d.peak_rss_mib()
     d.cli("kill", rid)
-    listing = json.loads(d.cli("checkpoints", "--json", *(["--dir", ck_dir] if ck_dir else [])))
-    rows = listing.get("checkpoints", listing) if isinstance(listing, dict) else listing
+    rows = d.checkpoints(*(["--dir", ck_dir] if ck_dir else []))
     size = next((c.get("stored_bytes", 0) for c in rows if c.get("id") == ck), 0)
     d.cli("checkpoints", "delete", ck, *(["--dir", ck_dir] if ck_dir else []))
     return {"frozen": frozen, "checkpoint": total, "restore": t_rs, "size": size, "peak_mib": peak_mib,
@@ -466,12 +488,7 @@ def main():
     args = ap.parse_args()
     if args.quick:
         args.runs, args.no_s3 = 1, True
-    if os.geteuid() != 0:
-        sys.exit("bench: run as root (CRIU)")
-    ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: detached restores come back to us
-    home = tempfile.mkdtemp(prefix="cedana-bench.", dir="/var/tmp")
-    memfill = os.path.join(home, "memfill")
-    run(["cc", "-O2", "-o", memfill, os.path.join(ROOT, "bench/workloads/memfill.c"), "-lm"])
+    home, memfill = prepare("cedana-bench.")
     ckdir = os.path.join(home, "ck")
     os.makedirs(ckdir)
     workloads = [Workload(memfill, 256, "typical", 0), Workload(memfill, 1024, "typical", 0),

@@ -57,15 +57,7 @@ class Images : public RestoreImages {
 
   Status Unpack() override {
     AsFileUser as(setup_.store_uid, setup_.store_gid);  // the unpack's threads inherit it
-    // CRIU reaches a direct restore's images through a unix socket in the images dir; under a
-    // work dir too long for one it restores after a full unpack instead.
-    const std::string socket = setup_.images_dir + "/" + engine::kStreamerServeSocket;
-    if (try_direct_ && socket.size() > engine::kMaxSocketPathBytes)
-      log::Info(
-          "restore: {} is too long a path for CRIU's image streamer ({} bytes, at most {}); "
-          "unpacking first (a shorter checkpoint.work_dir restores directly)",
-          socket, socket.size(), engine::kMaxSocketPathBytes);
-    else if (try_direct_) {
+    if (try_direct_ && SocketFits()) {
       auto started = image::DirectUnpack::Start(*setup_.store, setup_.ref, *setup_.manifest,
                                                 setup_.images_dir, setup_.progress);
       if (started.has_value()) {
@@ -112,6 +104,18 @@ class Images : public RestoreImages {
   }
 
  private:
+  // CRIU reaches a direct restore's images through a unix socket in the images dir; under a
+  // work dir too long for one the restore unpacks first instead.
+  bool SocketFits() const {
+    const std::string socket = setup_.images_dir + "/" + engine::kStreamerServeSocket;
+    if (socket.size() <= engine::kMaxSocketPathBytes) return true;
+    log::Info(
+        "restore: {} is too long a path for CRIU's image streamer ({} bytes, at most {}); "
+        "unpacking first (a shorter checkpoint.work_dir restores directly)",
+        socket, socket.size(), engine::kMaxSocketPathBytes);
+    return false;
+  }
+
   const RestoreImagesSetup setup_;
   const bool try_direct_;
   std::unique_ptr<image::DirectUnpack> unpack_;

@@ -83,17 +83,13 @@ Status UnpackChunks(storage::CheckpointStore& store, const storage::CheckpointRe
       if (!stored.has_value())
         return std::move(stored).error().WithContext(
             fmt::format("chunk {} of label {}", digest, ref.label));
-      // Either way the stored chunk is not the one the signed index names; the decoder's
+      // Either way the stored chunk is not the one the signed index names; a decoder's
       // reason says how it differs.
       auto raw = DecodeChunk(*stored, p.chunk->raw_bytes);
-      if (!raw.has_value())
+      if (!raw.has_value() || raw->size() != p.chunk->raw_bytes || Sha256Hex(*raw) != digest)
         return AbortedError(fmt::format(
-            "chunk {} of label {}: checksum mismatch (stored data altered or truncated: {})",
-            digest, ref.label, raw.error().message()));
-      if (raw->size() != p.chunk->raw_bytes || Sha256Hex(*raw) != digest)
-        return AbortedError(fmt::format(
-            "chunk {} of label {}: checksum mismatch (stored data altered or truncated)", digest,
-            ref.label));
+            "chunk {} of label {}: checksum mismatch (stored data altered or truncated{})", digest,
+            ref.label, raw.has_value() ? "" : ": " + raw.error().message()));
       CEDANA_RETURN_IF_ERROR(WriteAt(fds[p.file].get(), paths[p.file], p.offset, *raw));
       if (progress) progress->Add(p.chunk->raw_bytes);
     }

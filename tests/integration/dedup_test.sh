@@ -15,7 +15,6 @@ if [[ $CEDANA_CHECKPOINT_DIR == s3://* ]]; then
 fi
 start_daemon CEDANA_CHECKPOINT_DEDUP=1 CEDANA_CHECKPOINT_KEEP=2 || exit 1
 
-lines_at_least() { [ "$(count_lines "$1" "$2")" -ge "$3" ]; }
 last_dump_line() { grep " dump: checkpoint " "$T/daemon.log" | tail -n1; }
 # chunks LABEL: the digests of the label's stored chunks, one a line.
 chunks() {
@@ -50,12 +49,7 @@ EOF
   fi
 }
 restore_and_check() { # tag checkpoint flag
-  local r
-  r=$(restore_id "$2")
-  check "$1: restore" test -n "$r"
-  touch "$3"
-  check "$1: restored workload finished" wait_for 120 is_status "$r" "exited"
-  check "$1: restored state checksum matches (exit 0)" test "$(wl_field "$r" exit_code)" = 0
+  check_memstate_restore "$@"
   rm -f "$3"
 }
 

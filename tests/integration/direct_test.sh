@@ -8,7 +8,6 @@ source "$(dirname "$0")/lib.sh"
 MIB=${MEMSTATE_MIB:-1024}
 start_daemon CEDANA_CHECKPOINT_DIRECT=1 CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB=64 || exit 1
 
-lines_at_least() { [ "$(count_lines "$1" "$2")" -ge "$3" ]; }
 engine_state() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
 last_dump_line() { grep " dump: checkpoint " "$T/daemon.log" | tail -n1; }
 
@@ -19,12 +18,7 @@ start_memstate() { # tag mib -> workload id
   echo "$w"
 }
 restore_and_check() { # tag checkpoint
-  local r
-  r=$(restore_id "$2")
-  check "$1: restore" test -n "$r"
-  touch "$T/$1.flag"
-  check "$1: restored workload finished" wait_for 120 is_status "$r" "exited"
-  check "$1: restored state checksum matches (exit 0)" test "$(wl_field "$r" exit_code)" = 0
+  check_memstate_restore "$1" "$2" "$T/$1.flag"
   check "$1: checkpoint deleted" "$CEDANA" checkpoints delete "$2" >/dev/null
 }
 

@@ -106,6 +106,8 @@ count_lines() { grep -c -- "$2" "$1" 2>/dev/null || true; }
 # Highest N in lines "PREFIX N".
 last_number() { grep -o -- "$2[0-9]*" "$1" 2>/dev/null | tail -n1 | grep -o '[0-9]*$'; }
 at_least() { local n; n=$(last_number "$1" "$2"); [ -n "$n" ] && [ "$n" -ge "$3" ]; }
+# At least N lines of FILE match PATTERN.
+lines_at_least() { [ "$(count_lines "$1" "$2")" -ge "$3" ]; }
 
 # Lines "PREFIX N" in FILE must be 0,1,2,... with no gap, no repeat, no restart.
 sequence_ok() {
@@ -134,3 +136,14 @@ cli_quiet() {
 # dump_id ID [args]: dumps and prints the checkpoint id
 dump_id() { cli_quiet dump "$@"; }
 restore_id() { cli_quiet restore "$@"; }
+# check_memstate_restore TAG CHECKPOINT FLAG: restores a checkpoint of tests/workloads/memstate,
+# releases it through its flag file and checks that it ran to its end with its state intact
+# (memstate exits 0 only when its checksum matches).
+check_memstate_restore() {
+  local r
+  r=$(restore_id "$2")
+  check "$1: restore" test -n "$r"
+  touch "$3"
+  check "$1: restored workload finished" wait_for 120 is_status "$r" "exited"
+  check "$1: restored state checksum matches (exit 0)" test "$(wl_field "$r" exit_code)" = 0
+}

@@ -5,22 +5,16 @@ source "$(dirname "$0")/lib.sh"
 start_daemon || exit 1
 MIB=${MEMSTATE_MIB:-1024}
 
-lines_at_least() { [ "$(count_lines "$1" "$2")" -ge "$3" ]; }
-
 roundtrip() { # tag mib children codec streams
   local tag=$1 mib=$2 children=$3 codec=$4 streams=$5
   local out=$T/$tag.out flag=$T/$tag.flag
-  local w ck r
+  local w ck
   w=$("$CEDANA" run --label "$tag" --output "$out" -- "$MEMSTATE" "$mib" "$flag" "$children" 2>/dev/null)
   local ready=$((children > 0 ? children : 1))
   wait_for 120 lines_at_least "$out" ready "$ready" || { fail "$tag: workload never got ready"; "$CEDANA" kill "$w"; return; }
   ck=$(dump_id "$w" --compression "$codec" --streams "$streams")
   check "$tag: dump" test -n "$ck"
-  r=$(restore_id "$ck")
-  check "$tag: restore" test -n "$r"
-  touch "$flag"
-  check "$tag: restored workload finished" wait_for 120 is_status "$r" "exited"
-  check "$tag: restored state checksum matches (exit 0)" test "$(wl_field "$r" exit_code)" = 0
+  check_memstate_restore "$tag" "$ck" "$flag"
   check "$tag: PASS reported, no FAIL" bash -c "grep -q PASS '$out' && ! grep -q FAIL '$out'"
   # A GiB per checkpoint adds up (and an S3 test server keeps it in memory).
   check "$tag: checkpoint deleted" "$CEDANA" checkpoints delete "$ck" >/dev/null
