@@ -7,9 +7,12 @@ memory on SIGUSR1, as a step of a simulation changes part of its state.
 - Lineage: a full checkpoint of the job (node daemon without dedup), then, with dedup, a first
   policy checkpoint (stores everything), a tenth of the memory changed, and a second one: its
   stored bytes and time against the full checkpoint's, and the restore of each.
+  The same lineage with deduplicated direct dumps (checkpoint.dedup and checkpoint.direct: the
+  pages are cut into chunks as CRIU hands them over, no images dir).
 - Grace time: the largest job whose preemption checkpoint (the job is killed once committed,
-  as SLURM's preemption does) commits within --grace seconds, without dedup and with dedup
-  after a policy checkpoint --policy-gap seconds earlier (a tenth of memory changed between).
+  as SLURM's preemption does) commits within --grace seconds, without dedup, and with dedup
+  (images dir, then direct) after a policy checkpoint --policy-gap seconds earlier (a tenth of
+  memory changed between).
 
 Every dump uses lz4 and 4 streams to a local checkpoint dir. Usage (as root, after
 scripts/setup.sh):  sudo bench/dedup_bench.py [--runs 2] [--mib 4096] [--sizes 2048,4096,6144,8192]
@@ -105,15 +108,18 @@ def dedup_once(dedup, memfill, mib):
     return first, second
 
 
-def lineage_once(plain, dedup, memfill, mib, plain_first):
+def lineage_once(plain, dedup, direct, memfill, mib, plain_first):
     if plain_first:
         full = full_once(plain, memfill, mib)
         first, second = dedup_once(dedup, memfill, mib)
+        first_direct, second_direct = dedup_once(direct, memfill, mib)
     else:
+        first_direct, second_direct = dedup_once(direct, memfill, mib)
         first, second = dedup_once(dedup, memfill, mib)
         full = full_once(plain, memfill, mib)
     reap_all()
-    return {"full": full, "first": first, "second": second}
+    return {"full": full, "first": first, "second": second, "first_direct": first_direct,
+            "second_direct": second_direct}
 
 
 def preemption_once(d, memfill, mib, policy_gap):
@@ -143,13 +149,13 @@ def main():
     home, memfill = prepare("cdd.")
     daemons = {}
     try:
-        for name, dedup in (("plain", "0"), ("dedup", "1")):
+        for name, dedup, direct in (("plain", "0", "0"), ("dedup", "1", "0"), ("direct", "1", "1")):
             os.makedirs(f"{home}/{name}")
-            extra = {"CEDANA_CHECKPOINT_DEDUP": dedup}
+            extra = {"CEDANA_CHECKPOINT_DEDUP": dedup, "CEDANA_CHECKPOINT_DIRECT": direct}
             if args.work_dir:
                 extra["CEDANA_CHECKPOINT_WORK_DIR"] = os.path.join(args.work_dir, name)
             daemons[name] = Daemon(f"{home}/{name}", extra)
-        plain, dedup = daemons["plain"], daemons["dedup"]
+        plain, dedup, direct = daemons["plain"], daemons["dedup"], daemons["direct"]
         sizes = [int(v) for v in args.sizes.split(",")]
         # A job and its images dir (page cache or tmpfs), and the checkpoint written from it.
         available = int(re.search(r"MemAvailable:\s+(\d+)", open("/proc/meminfo").read()).group(1)) >> 10
@@ -157,13 +163,14 @@ def main():
         lineage = []
         for i in range(args.runs):  # alternating which goes first
             log(f"lineage {args.mib} MiB: run {i + 1}")
-            lineage.append(lineage_once(plain, dedup, memfill, args.mib, plain_first=i % 2 == 0))
+            lineage.append(lineage_once(plain, dedup, direct, memfill, args.mib, plain_first=i % 2 == 0))
         grace = []
         for mib in sizes:
             log(f"grace: {mib} MiB")
             without = preemption_once(plain, memfill, mib, None)
             with_policy = preemption_once(dedup, memfill, mib, args.policy_gap)
-            grace.append((mib, without, with_policy))
+            with_policy_direct = preemption_once(direct, memfill, mib, args.policy_gap)
+            grace.append((mib, without, with_policy, with_policy_direct))
     finally:
         for d in daemons.values():
             d.stop()
@@ -189,32 +196,41 @@ def report(args, lineage, grace):
     print("| checkpoint | checkpoint time | frozen (CRIU) | after CRIU | stored | chunks new | restore |")
     print("|---|---|---|---|---|---|---|")
     for part, name in (("full", "full (checkpoint.dedup 0)"), ("first", "first policy checkpoint (dedup)"),
-                       ("second", "second policy checkpoint (dedup)")):
+                       ("second", "second policy checkpoint (dedup)"),
+                       ("first_direct", "first policy checkpoint (dedup, direct)"),
+                       ("second_direct", "second policy checkpoint (dedup, direct)")):
         chunks = f"{col(part, 'chunks_new')['median']:.0f} of {col(part, 'chunks')['median']:.0f}" \
             if "chunks" in lineage[0][part] else "-"
         restore = fmt_s(col(part, "restore")) if "restore" in lineage[0][part] else "-"
         print(f"| {name} | {fmt_s(col(part, 'checkpoint'))} | {col(part, 'frozen')['median']:.2f} s | "
               f"{fmt_s(col(part, 'after_criu'))} | {col(part, 'stored')['median'] / MiB:.0f} MiB | {chunks} | {restore} |")
     after_ratio = col("second", "after_criu")["median"] / col("full", "after_criu")["median"]
+    direct_b = col("second_direct", "stored")["median"] / full_b["median"]
+    direct_t = col("second_direct", "checkpoint")["median"] / full_t["median"]
+
+    def verdict(ratio, limit):
+        return "met" if ratio <= limit else "not met"
+
     print(f"\nTargets: the second stores {bytes_ratio:.3f} of the full checkpoint's bytes (<= 0.15: "
-          f"{'met' if bytes_ratio <= 0.15 else 'not met'}) and takes {time_ratio:.2f} of its time (<= 0.5: "
-          f"{'met' if time_ratio <= 0.5 else 'not met'}); after CRIU, {after_ratio:.2f} of the full one's.\n")
+          f"{verdict(bytes_ratio, 0.15)}) and takes {time_ratio:.2f} of its time (<= 0.5: "
+          f"{verdict(time_ratio, 0.5)}); after CRIU, {after_ratio:.2f} of the full one's. Direct: "
+          f"{direct_b:.3f} of the bytes ({verdict(direct_b, 0.15)}), {direct_t:.2f} of the time "
+          f"({verdict(direct_t, 0.5)}).\n")
     print(f"Preemption checkpoint (the job killed once committed) against a {args.grace:.0f} s grace time, one run "
           f"per size, in increasing size; *after a policy checkpoint*: dedup, a policy checkpoint {args.policy_gap:.0f} s earlier and a "
           "tenth of the memory changed since.\n")
-    print("| job | no policy checkpoint (dedup 0) | frozen | after a policy checkpoint (dedup) | frozen |")
-    print("|---|---|---|---|---|")
-    for mib, without, with_policy in grace:
-        print(f"| {mib} MiB | {without['checkpoint']:.2f} s | {without['frozen']:.2f} s | "
-              f"{with_policy['checkpoint']:.2f} s | {with_policy['frozen']:.2f} s |")
+    print("| job | no policy checkpoint (dedup 0) | frozen | after a policy checkpoint (dedup) | frozen "
+          "| after a policy checkpoint (dedup, direct) | frozen |")
+    print("|---|---|---|---|---|---|---|")
+    for mib, *rows in grace:
+        print(f"| {mib} MiB | " + " | ".join(f"{r['checkpoint']:.2f} s | {r['frozen']:.2f} s" for r in rows) + " |")
 
     def largest(i):
         fits = [g[0] for g in grace if g[i]["checkpoint"] <= args.grace]
         return f"{max(fits)} MiB" if fits else f"none of those tried ({args.sizes} MiB)"
 
     print(f"\nLargest job tried that fits {args.grace:.0f} s: {largest(1)} without a policy checkpoint, {largest(2)} "
-          "after one.")
-
+          f"after one (dedup), {largest(3)} after one (dedup, direct).")
 
 if __name__ == "__main__":
     main()

@@ -445,11 +445,6 @@ Result<LoadedConfig> BuildConfig(const std::string_view* file_text, const std::s
     }
   }
   for (const auto& [k, v] : overrides) CEDANA_RETURN_IF_ERROR(apply(k, v, "flag", true));
-  if (loaded.config.node.checkpoint_direct && loaded.config.node.checkpoint_dedup)
-    return InvalidArgumentError(fmt::format(
-        "checkpoint.dedup (from {}) and checkpoint.direct (from {}) cannot both be on: a direct "
-        "dump's memory pages never reach an images dir to be cut into chunks; turn one off",
-        origin_of["checkpoint.dedup"], origin_of["checkpoint.direct"]));
 
   for (const auto& s : Specs()) {
     std::string value = s.get(loaded.config);

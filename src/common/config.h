@@ -89,8 +89,8 @@ struct NodeConfig {
   // and the workload stays frozen longer).
   bool checkpoint_direct = false;
   // checkpoint.dedup (CEDANA_CHECKPOINT_DEDUP): deduplicated checkpoints, the memory pages stored
-  // as content-addressed chunks shared by a label's checkpoints (docs/storage.md). Not with
-  // checkpoint.direct. Default off.
+  // as content-addressed chunks shared by a label's checkpoints (docs/storage.md); with
+  // checkpoint.direct they are cut as CRIU hands them over. Default off.
   bool checkpoint_dedup = false;
   // checkpoint.memory_limit_mib (CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB): most image bytes a
   // direct dump holds in memory; when reached, CRIU waits (the workload stays frozen longer).

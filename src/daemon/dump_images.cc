@@ -10,6 +10,7 @@
 #include "common/unique_fd.h"
 #include "daemon/caller_files.h"
 #include "image/checkpoint_listing.h"
+#include "image/direct_chunk_pack.h"
 #include "image/direct_pack.h"
 #include "image/pack.h"
 
@@ -31,6 +32,12 @@ Status ExplainNoSpace(Status s, const std::string& what, const std::string& dir,
                                       what, dir, (needed + (1 << 20) - 1) >> 20, free_note,
                                       what == "work dir" ? "checkpoint.work_dir" : "checkpoint.dir",
                                       s.message()));
+}
+
+// The dump's log line on a deduplicated checkpoint.
+std::string DedupNote(const image::ChunkIndexInfo& c) {
+  return fmt::format(", deduplicated: {} of {} chunks new, {} MiB of {} stored", c.new_chunks,
+                     c.chunks, c.new_stored_bytes >> 20, c.raw_bytes >> 20);
 }
 
 Status StoreFailure(const DumpImagesSetup& setup, Status s, uint64_t needed) {
@@ -68,10 +75,7 @@ class Packed : public DumpImages {
     if (!packed.has_value()) return StoreFailure(setup_, packed.error(), out.images_bytes);
     out.streams = std::move(packed->streams);
     out.chunk_index = packed->chunk_index;
-    if (const auto& c = out.chunk_index)
-      out.note =
-          fmt::format(", deduplicated: {} of {} chunks new, {} MiB of {} stored", c->new_chunks,
-                      c->chunks, c->new_stored_bytes >> 20, c->raw_bytes >> 20);
+    if (const auto& c = out.chunk_index) out.note = DedupNote(*c);
     return out;
   }
 
@@ -82,45 +86,67 @@ class Packed : public DumpImages {
 };
 
 // The receiving end of CRIU's image streamer: each file goes to the pack, and all but the pages
-// images also to the images dir. Called from the image streamer's thread only.
+// images also to the images dir. With a chunk pack (a deduplicated direct dump) the pages images
+// go to it instead of the pack. Called from the image streamer's thread only.
 class PackReceiver : public engine::ImageReceiver {
  public:
-  PackReceiver(image::DirectPack* pack, std::string dir) : pack_(pack), dir_(std::move(dir)) {}
+  PackReceiver(image::DirectPack* pack, image::DirectChunkPack* chunks, std::string dir)
+      : pack_(pack), chunks_(chunks), dir_(std::move(dir)) {}
 
   Result<int> Open(const std::string& name) override {
-    CEDANA_ASSIGN_OR_RETURN(int id, pack_->OpenFile(name));  // refuses unsafe names
-    UniqueFd fd;
+    File file;
+    if (chunks_ && image::IsPagesImage(name)) {
+      file.chunked = true;
+      CEDANA_ASSIGN_OR_RETURN(file.id, chunks_->OpenFile(name));
+    } else {
+      CEDANA_ASSIGN_OR_RETURN(file.id, pack_->OpenFile(name));  // refuses unsafe names
+    }
     if (!image::IsPagesImage(name)) {
       std::string path = dir_ + "/" + name;
-      fd.Reset(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
-      if (!fd.valid()) return ErrnoStatus(errno, "creating " + path);
+      file.local.Reset(
+          ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+      if (!file.local.valid()) return ErrnoStatus(errno, "creating " + path);
     }
-    if (local_.size() <= static_cast<size_t>(id)) local_.resize(id + 1);
-    local_[id] = std::move(fd);
-    return id;
+    files_.push_back(std::move(file));
+    return static_cast<int>(files_.size() - 1);
   }
-  Status Write(int file, const void* data, size_t size) override {
-    if (file >= 0 && static_cast<size_t>(file) < local_.size() && local_[file].valid()) {
+  Status Write(int handle, const void* data, size_t size) override {
+    CEDANA_ASSIGN_OR_RETURN(File * file, Find(handle));
+    if (file->local.valid()) {
       const char* p = static_cast<const char*>(data);
       for (size_t left = size; left > 0;) {
-        ssize_t n = ::write(local_[file].get(), p, left);
+        ssize_t n = ::write(file->local.get(), p, left);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) return ErrnoStatus(errno, "writing to " + dir_);
         p += n;
         left -= static_cast<size_t>(n);
       }
     }
-    return pack_->Append(file, data, size);
+    return file->chunked ? chunks_->Append(file->id, data, size)
+                         : pack_->Append(file->id, data, size);
   }
-  Status Close(int file) override {
-    if (file >= 0 && static_cast<size_t>(file) < local_.size()) local_[file].Reset();
-    return pack_->CloseFile(file);
+  Status Close(int handle) override {
+    CEDANA_ASSIGN_OR_RETURN(File * file, Find(handle));
+    file->local.Reset();
+    return file->chunked ? chunks_->CloseFile(file->id) : pack_->CloseFile(file->id);
   }
 
  private:
+  struct File {
+    int id = -1;           // in the pack it goes to
+    bool chunked = false;  // to the chunk pack
+    UniqueFd local;        // its copy in the images dir, if any
+  };
+  Result<File*> Find(int handle) {
+    if (handle < 0 || static_cast<size_t>(handle) >= files_.size())
+      return InternalError(fmt::format("image streamer: no file {}", handle));
+    return &files_[handle];
+  }
+
   image::DirectPack* pack_;
+  image::DirectChunkPack* chunks_;  // nullptr: the pages go to the pack
   std::string dir_;
-  std::vector<UniqueFd> local_;
+  std::vector<File> files_;
 };
 
 class Direct : public DumpImages {
@@ -136,16 +162,29 @@ class Direct : public DumpImages {
     if (setup_.progress)
       options.progress = [this](uint64_t done, uint64_t) { setup_.progress("dumping", done, 0); };
     {
-      // The pack's threads are created here and inherit this file-system identity; CRIU and
+      // The packs' threads are created here and inherit this file-system identity; CRIU and
       // the image streamer's thread (the local images dir) do not.
       AsFileUser as_owner(setup_.store_uid, setup_.store_gid);
+      if (setup_.dedup) {
+        // The pages, nearly all of the bytes, get most of the memory; the other images are
+        // small and pass through the pack in parts of a quarter of it.
+        const uint64_t pack_share = std::max<uint64_t>(setup_.memory_limit / 4, 8ull << 20);
+        options.memory_limit = pack_share;
+        options.part_bytes = std::min<uint64_t>(options.part_bytes, pack_share);
+        image::DirectChunkPackOptions chunking{setup_.streams, setup_.codec, 1,
+                                               setup_.memory_limit - pack_share};
+        CEDANA_ASSIGN_OR_RETURN(chunks_,
+                                image::DirectChunkPack::Start(*setup_.store, setup_.ref, chunking));
+      }
       CEDANA_ASSIGN_OR_RETURN(
           pack_, image::DirectPack::Start(*setup_.store, setup_.ref, std::move(options)));
     }
-    PackReceiver receiver(pack_.get(), setup_.images_dir);
+    PackReceiver receiver(pack_.get(), chunks_.get(), setup_.images_dir);
     if (Status s = engine.DumpDirect(request, &receiver); !s.ok()) {
       // A store failure is the cause; CRIU's failure is then only its consequence.
-      if (Status cause = pack_->Abort(); !cause.ok())
+      Status cause = pack_->Abort();
+      if (chunks_ && cause.ok()) cause = chunks_->Abort();
+      if (!cause.ok())
         return StoreFailure(setup_, cause, setup_.expected_bytes())
             .WithContext(fmt::format("dumping pid {}", request.pid));
       return s.WithContext(fmt::format("dumping pid {}", request.pid));
@@ -161,18 +200,34 @@ class Direct : public DumpImages {
     StoredImages out;
     out.streams = std::move(packed).value();
     out.images_bytes = stats.file_bytes;
-    out.note = fmt::format(", direct, {} files, peak buffer {} MiB, criu waited {} ms", stats.files,
-                           stats.peak_buffered >> 20, stats.waited.count());
+    uint64_t peak = stats.peak_buffered;
+    int64_t waited_ms = stats.waited.count();
+    int files = stats.files;
+    if (chunks_) {
+      Result<image::ChunkIndexInfo> index = chunks_->Finish();
+      const image::DirectChunkPackStats chunk_stats = chunks_->stats();
+      if (!index.has_value()) return StoreFailure(setup_, index.error(), chunk_stats.file_bytes);
+      out.chunk_index = *index;
+      out.images_bytes += chunk_stats.file_bytes;
+      peak += chunk_stats.peak_buffered;
+      waited_ms += chunk_stats.waited.count();
+      files += chunk_stats.files;
+    }
+    out.note = fmt::format(", direct, {} files, peak buffer {} MiB, criu waited {} ms", files,
+                           peak >> 20, waited_ms);
+    if (const auto& c = out.chunk_index) out.note += DedupNote(*c);
     return out;
   }
 
   void Abort() override {
     if (pack_) (void)pack_->Abort();
+    if (chunks_) (void)chunks_->Abort();
   }
 
  private:
   DumpImagesSetup setup_;
   std::unique_ptr<image::DirectPack> pack_;
+  std::unique_ptr<image::DirectChunkPack> chunks_;  // deduplicated: the pages go here
 };
 
 }  // namespace

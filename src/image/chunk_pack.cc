@@ -6,14 +6,13 @@
 
 #include <fmt/format.h>
 
-#include <map>
-#include <mutex>
 #include <unordered_set>
 
 #include "common/log.h"
 #include "common/unique_fd.h"
 #include "image/checksum.h"
 #include "image/chunk_codec.h"
+#include "image/chunk_set.h"
 #include "image/chunking.h"
 #include "image/compressibility.h"
 #include "image/stream_group.h"
@@ -44,30 +43,6 @@ Status ReadAt(int fd, const std::string& path, uint64_t offset, char* out, size_
   }
   return OkStatus();
 }
-
-// The chunks of one pack: which the store holds, which this pack claimed to store, and the
-// totals of what it stored. Thread-safe.
-class ChunkSet {
- public:
-  explicit ChunkSet(std::vector<std::string> stored) : known_(stored.begin(), stored.end()) {}
-  // True once per digest the store does not hold: the caller stores it.
-  bool Claim(const std::string& digest) {
-    std::lock_guard lock(mu_);
-    return known_.insert(digest).second;
-  }
-  void Stored(uint64_t stored_bytes) {
-    std::lock_guard lock(mu_);
-    ++new_chunks_;
-    new_stored_bytes_ += stored_bytes;
-  }
-  uint64_t new_chunks() const { return new_chunks_; }
-  uint64_t new_stored_bytes() const { return new_stored_bytes_; }
-
- private:
-  std::mutex mu_;
-  std::unordered_set<std::string> known_;
-  uint64_t new_chunks_ = 0, new_stored_bytes_ = 0;
-};
 
 class ChunkPacker {
  public:
@@ -140,16 +115,14 @@ Result<std::vector<PagesFile>> StatFiles(const std::string& dir,
 // pack listed the store, because no committed checkpoint named them yet).
 Status StoreMissing(ChunkPacker& packer, const ChunkIndex& index, storage::CheckpointStore& store,
                     const storage::CheckpointRef& ref, storage::ChunkWriter* writer, int level) {
-  CEDANA_ASSIGN_OR_RETURN(auto listed, store.ListChunks(ref.owner, ref.label));
-  std::unordered_set<std::string> present(listed.begin(), listed.end());
-  ChunkSet again({});
+  CEDANA_ASSIGN_OR_RETURN(auto missing, MissingChunks(store, ref, index));
   int restored = 0;
   std::string buffer;
-  for (size_t i = 0; i < index.files.size(); ++i) {
+  for (size_t i = 0; i < index.files.size() && !missing.empty(); ++i) {
     const PagesFile& f = packer.files()[i];
     uint64_t offset = 0;
     for (const ChunkEntry& c : index.files[i].chunks) {
-      if (!present.count(c.digest) && again.Claim(c.digest)) {
+      if (missing.erase(c.digest) > 0) {
         UniqueFd fd(::open(f.path.c_str(), O_RDONLY | O_CLOEXEC));
         if (!fd.valid()) return ErrnoStatus(errno, "opening " + f.path);
         buffer.resize(c.raw_bytes);
@@ -170,6 +143,37 @@ Status StoreMissing(ChunkPacker& packer, const ChunkIndex& index, storage::Check
 }
 
 }  // namespace
+
+Result<ChunkIndexInfo> WriteChunkIndex(storage::CheckpointStore& store,
+                                       const storage::CheckpointRef& ref, const ChunkIndex& index) {
+  std::string json = ChunkIndexToJson(index);
+  if (json.size() > storage::kMaxCheckpointFileBytes)
+    return FailedPreconditionError(
+        fmt::format("the chunk index of {} would be {} bytes, more than {}", ref.Path(),
+                    json.size(), storage::kMaxCheckpointFileBytes));
+  CEDANA_RETURN_IF_ERROR(store.WriteFile(ref, kChunkIndexName, json))
+      << "writing the chunk index of " << ref.Path();
+  ChunkIndexInfo info;
+  info.bytes = json.size();
+  info.sha256 = Sha256Hex(json);
+  for (const ChunkedFile& f : index.files) {
+    info.chunks += f.chunks.size();
+    info.raw_bytes += f.size;
+  }
+  return info;
+}
+
+Result<std::unordered_set<std::string>> MissingChunks(storage::CheckpointStore& store,
+                                                      const storage::CheckpointRef& ref,
+                                                      const ChunkIndex& index) {
+  CEDANA_ASSIGN_OR_RETURN(auto listed, store.ListChunks(ref.owner, ref.label));
+  std::unordered_set<std::string> present(listed.begin(), listed.end());
+  std::unordered_set<std::string> missing;
+  for (const ChunkedFile& f : index.files)
+    for (const ChunkEntry& c : f.chunks)
+      if (!present.count(c.digest)) missing.insert(c.digest);
+  return missing;
+}
 
 Result<ChunkIndexInfo> PackChunks(const std::string& images_dir,
                                   const std::vector<std::string>& pages_files,
@@ -201,26 +205,15 @@ Result<ChunkIndexInfo> PackChunks(const std::string& images_dir,
   CEDANA_RETURN_IF_ERROR(writer->Publish()) << "storing the chunks of " << ref.Path();
 
   ChunkIndex index;
-  ChunkIndexInfo info;
   for (const PagesFile& f : packer.files()) index.files.push_back({f.name, f.size, {}});
   for (Region& r : regions) {
     auto& out = index.files[r.file].chunks;
-    info.chunks += r.chunks.size();
-    info.raw_bytes += r.length;
     std::move(r.chunks.begin(), r.chunks.end(), std::back_inserter(out));
   }
-  std::string json = ChunkIndexToJson(index);
-  if (json.size() > storage::kMaxCheckpointFileBytes)
-    return FailedPreconditionError(
-        fmt::format("the chunk index of {} would be {} bytes, more than {}", ref.Path(),
-                    json.size(), storage::kMaxCheckpointFileBytes));
-  CEDANA_RETURN_IF_ERROR(store.WriteFile(ref, kChunkIndexName, json))
-      << "writing the chunk index of " << ref.Path();
+  CEDANA_ASSIGN_OR_RETURN(ChunkIndexInfo info, WriteChunkIndex(store, ref, index));
   // Written first, so that a sweep from now on keeps its chunks; then checked, for a sweep that
   // ran before.
   CEDANA_RETURN_IF_ERROR(StoreMissing(packer, index, store, ref, writer.get(), options.level));
-  info.bytes = json.size();
-  info.sha256 = Sha256Hex(json);
   info.new_chunks = chunks.new_chunks();
   info.new_stored_bytes = chunks.new_stored_bytes();
   return info;

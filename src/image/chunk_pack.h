@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "common/result.h"
@@ -34,5 +35,16 @@ Result<ChunkIndexInfo> PackChunks(const std::string& images_dir,
                                   const storage::CheckpointRef& ref,
                                   const ChunkPackOptions& options, ProgressReporter* progress,
                                   const std::atomic<bool>* cancel);
+
+// Writes `index` beside ref's streams as chunks.json. Returns what the manifest records of it,
+// but for the new_* counts, which only the pack knows. kFailedPrecondition when the index is
+// larger than a checkpoint's file may be.
+Result<ChunkIndexInfo> WriteChunkIndex(storage::CheckpointStore& store,
+                                       const storage::CheckpointRef& ref, const ChunkIndex& index);
+
+// The digests `index` names that the label's chunks do not hold now.
+Result<std::unordered_set<std::string>> MissingChunks(storage::CheckpointStore& store,
+                                                      const storage::CheckpointRef& ref,
+                                                      const ChunkIndex& index);
 
 }  // namespace cedana::image

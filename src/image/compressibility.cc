@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <memory>
 
 #include "common/unique_fd.h"
@@ -64,17 +65,15 @@ Result<std::string> ReadSample(const std::vector<ByteRange>& ranges, uint64_t at
   return data;
 }
 
-}  // namespace
-
-Result<CompressibilityVerdict> JudgeCompressibility(Codec codec, int level,
-                                                    const std::vector<ByteRange>& ranges) {
+// The judgement of `total` bytes whose sample at an offset `read_sample` gives.
+Result<CompressibilityVerdict> Judge(
+    Codec codec, int level, uint64_t total,
+    const std::function<Result<std::string>(uint64_t at)>& read_sample) {
   CompressibilityVerdict verdict;
   if (codec == Codec::kNone) {
     verdict.compress = false;
     return verdict;
   }
-  uint64_t total = 0;
-  for (const ByteRange& r : ranges) total += r.length;
   // Less than one sample's worth: compressing it costs nothing worth saving.
   if (total < kSampleBytes) return verdict;
   // One sample in the middle of each of `samples` equal segments: the small images at a
@@ -83,7 +82,7 @@ Result<CompressibilityVerdict> JudgeCompressibility(Codec codec, int level,
   uint64_t segment = total / samples;
   for (int i = 0; i < samples; ++i) {
     uint64_t at = i * segment + (segment - kSampleBytes) / 2;
-    CEDANA_ASSIGN_OR_RETURN(std::string data, ReadSample(ranges, at));
+    CEDANA_ASSIGN_OR_RETURN(std::string data, read_sample(at));
     auto sink = CompressingSink(
         codec, std::make_unique<CountingDiscardSink>(&verdict.compressed_bytes), level);
     CEDANA_RETURN_IF_ERROR(sink->Write(data.data(), data.size()));
@@ -94,6 +93,22 @@ Result<CompressibilityVerdict> JudgeCompressibility(Codec codec, int level,
                      static_cast<double>(verdict.compressed_bytes) <
                          kWorthCompressingRatio * static_cast<double>(verdict.sampled_bytes);
   return verdict;
+}
+
+}  // namespace
+
+Result<CompressibilityVerdict> JudgeCompressibility(Codec codec, int level,
+                                                    const std::vector<ByteRange>& ranges) {
+  uint64_t total = 0;
+  for (const ByteRange& r : ranges) total += r.length;
+  return Judge(codec, level, total, [&](uint64_t at) { return ReadSample(ranges, at); });
+}
+
+Result<CompressibilityVerdict> JudgeCompressibilityOf(Codec codec, int level,
+                                                      std::string_view data) {
+  return Judge(codec, level, data.size(), [&](uint64_t at) -> Result<std::string> {
+    return std::string(data.substr(at, kSampleBytes));
+  });
 }
 
 }  // namespace cedana::image

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -34,5 +35,9 @@ inline constexpr double kWorthCompressingRatio = 0.9;
 // error is returned (the file's path named), since the pack that follows would fail on it too.
 Result<CompressibilityVerdict> JudgeCompressibility(Codec codec, int level,
                                                     const std::vector<ByteRange>& ranges);
+
+// The same judgement of bytes in memory (a region of a pages image that a direct dump received).
+Result<CompressibilityVerdict> JudgeCompressibilityOf(Codec codec, int level,
+                                                      std::string_view data);
 
 }  // namespace cedana::image

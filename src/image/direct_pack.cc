@@ -2,12 +2,12 @@
 #include "image/direct_pack.h"
 
 #include <fmt/format.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 
 #include "common/checkpoint_streams.h"
 #include "common/log.h"
+#include "image/huge_pages.h"
 #include "image/tar.h"
 
 namespace cedana::image {
@@ -17,15 +17,6 @@ namespace {
 constexpr size_t kPartSuffixLength = 17;
 // Most of CRIU's images are below this; they get a buffer of this size, the others part buffers.
 constexpr uint64_t kSmallFileBytes = 1 << 20;
-
-// Huge pages for a fresh part buffer, where the kernel offers them on request (THP "madvise"):
-// one fault per 2 MiB instead of one per 4 KiB page when the buffer is first filled.
-void AdviseHugePages(char* data, size_t size) {
-  constexpr uintptr_t kHuge = 2 << 20;
-  uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
-  uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) & ~(kHuge - 1);
-  if (end > begin) (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-}
 
 }  // namespace
 

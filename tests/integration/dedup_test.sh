@@ -4,8 +4,11 @@
 # workload whose memory did not change stores almost no chunks; deleting the first, and
 # retention, keep every chunk the others name; a restore of each is exact (memstate checks its
 # own checksum); an altered chunk is refused, naming it, and the checkpoint is kept; deleting
-# the last checkpoint of a label leaves no chunk behind.
+# the last checkpoint of a label leaves no chunk behind. With the argument "direct", the same
+# with checkpoint.direct: the pages are cut into chunks as CRIU hands them over.
 source "$(dirname "$0")/lib.sh"
+DIRECT=0
+[ "${1:-}" = direct ] && DIRECT=1
 MIB=${MEMSTATE_MIB:-256}
 if [[ $CEDANA_CHECKPOINT_DIR == s3://* ]]; then
   source "$ROOT/tests/s3/rgw.sh"
@@ -13,7 +16,7 @@ if [[ $CEDANA_CHECKPOINT_DIR == s3://* ]]; then
   PREFIX=${BUCKET#*/}
   BUCKET=${BUCKET%%/*}
 fi
-start_daemon CEDANA_CHECKPOINT_DEDUP=1 CEDANA_CHECKPOINT_KEEP=2 || exit 1
+start_daemon CEDANA_CHECKPOINT_DEDUP=1 CEDANA_CHECKPOINT_KEEP=2 CEDANA_CHECKPOINT_DIRECT=$DIRECT || exit 1
 
 last_dump_line() { grep " dump: checkpoint " "$T/daemon.log" | tail -n1; }
 # chunks LABEL: the digests of the label's stored chunks, one a line.
@@ -62,6 +65,10 @@ read -r new1 all1 <<<"$(new_and_all)"
 check "first: the dump was deduplicated (${new1:-?} of ${all1:-?} chunks new)" \
   test -n "$all1" -a "${new1:-0}" = "${all1:-x}"
 check "first: every chunk is stored once ($(chunk_count dd) stored)" test "$(chunk_count dd)" = "$all1"
+if [ "$DIRECT" = 1 ]; then
+  check "first: a direct dump, its pages cut into chunks as CRIU handed them over" \
+    grep -q ', direct, .*deduplicated: ' <<<"$(last_dump_line)"
+fi
 
 ck2=$(dump_id "$w" --leave-running --compression zstd --streams 2)
 check "second: dump" test -n "$ck2"
