@@ -111,7 +111,8 @@ class DirectChunkPackTest : public ::testing::Test {
     std::string dir = tmp_.Sub("restored-" + id);
     (void)fs::RemoveTree(dir);
     CEDANA_RETURN_IF_ERROR(fs::MakeDirs(dir, 0700));
-    CEDANA_RETURN_IF_ERROR(UnpackChunks(store_, {"alice", "train", id}, m, dir, 2, nullptr, nullptr));
+    CEDANA_RETURN_IF_ERROR(
+        UnpackChunks(store_, {"alice", "train", id}, m, dir, 2, nullptr, nullptr));
     return fs::ReadFile(dir + "/" + name);
   }
 
