@@ -8,6 +8,7 @@
 #include "daemon/caller_files.h"
 #include "engine/image_serve.h"
 #include "engine/streamer_protocol.h"
+#include "image/direct_chunk_unpack.h"
 #include "image/direct_unpack.h"
 #include "image/pack.h"
 
@@ -32,7 +33,7 @@ bool CriuUsesEveryCore(const std::string& images_dir) {
 // writes them with.
 class ServedImages : public engine::ImageSource {
  public:
-  ServedImages(image::DirectUnpack* unpack, uid_t uid, gid_t gid)
+  ServedImages(image::DirectRestoreSource* unpack, uid_t uid, gid_t gid)
       : unpack_(unpack), uid_(uid), gid_(gid) {}
   Result<bool> Has(const std::string& name) override {
     AsFileUser as(uid_, gid_);
@@ -44,7 +45,7 @@ class ServedImages : public engine::ImageSource {
   }
 
  private:
-  image::DirectUnpack* unpack_;
+  image::DirectRestoreSource* unpack_;
   uid_t uid_;
   gid_t gid_;
 };
@@ -58,8 +59,7 @@ class Images : public RestoreImages {
   Status Unpack() override {
     AsFileUser as(setup_.store_uid, setup_.store_gid);  // the unpack's threads inherit it
     if (try_direct_ && SocketFits()) {
-      auto started = image::DirectUnpack::Start(*setup_.store, setup_.ref, *setup_.manifest,
-                                                setup_.images_dir, setup_.progress);
+      Result<std::unique_ptr<image::DirectRestoreSource>> started = StartDirect();
       if (started.has_value()) {
         unpack_ = std::move(started).value();
         if (Status heads = unpack_->WaitForHeads(); !heads.ok()) {
@@ -67,7 +67,7 @@ class Images : public RestoreImages {
           return heads;
         }
         if (!CriuUsesEveryCore(setup_.images_dir)) return OkStatus();
-        Status rest = unpack_->Finish();
+        Status rest = unpack_->CompleteImagesDir();
         unpack_.reset();
         return rest;  // all unpacked: a plain restore follows
       }
@@ -104,6 +104,21 @@ class Images : public RestoreImages {
   }
 
  private:
+  // A deduplicated checkpoint's pages come from its chunks; any other's from its streams.
+  Result<std::unique_ptr<image::DirectRestoreSource>> StartDirect() const {
+    std::unique_ptr<image::DirectRestoreSource> source;
+    if (setup_.manifest->chunk_index) {
+      CEDANA_ASSIGN_OR_RETURN(
+          source, image::DirectChunkUnpack::Start(*setup_.store, setup_.ref, *setup_.manifest,
+                                                  setup_.images_dir, setup_.progress));
+    } else {
+      CEDANA_ASSIGN_OR_RETURN(
+          source, image::DirectUnpack::Start(*setup_.store, setup_.ref, *setup_.manifest,
+                                             setup_.images_dir, setup_.progress));
+    }
+    return source;
+  }
+
   // CRIU reaches a direct restore's images through a unix socket in the images dir; under a
   // work dir too long for one the restore unpacks first instead.
   bool SocketFits() const {
@@ -118,7 +133,7 @@ class Images : public RestoreImages {
 
   const RestoreImagesSetup setup_;
   const bool try_direct_;
-  std::unique_ptr<image::DirectUnpack> unpack_;
+  std::unique_ptr<image::DirectRestoreSource> unpack_;
   std::unique_ptr<ServedImages> served_;
   std::unique_ptr<engine::ImageServe> server_;
 };

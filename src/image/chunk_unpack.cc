@@ -21,6 +21,19 @@ struct Placed {
   uint64_t offset;
 };
 
+Status WriteAt(int fd, const std::string& path, uint64_t offset, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::pwrite(fd, data.data(), data.size(), static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus(errno, "writing " + path);
+    data.remove_prefix(static_cast<size_t>(n));
+    offset += static_cast<uint64_t>(n);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 Result<ChunkIndex> ReadVerifiedIndex(storage::CheckpointStore& store,
                                      const storage::CheckpointRef& ref,
                                      const ChunkIndexInfo& want) {
@@ -34,18 +47,23 @@ Result<ChunkIndex> ReadVerifiedIndex(storage::CheckpointStore& store,
   return ParseChunkIndex(json);
 }
 
-Status WriteAt(int fd, const std::string& path, uint64_t offset, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::pwrite(fd, data.data(), data.size(), static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoStatus(errno, "writing " + path);
-    data.remove_prefix(static_cast<size_t>(n));
-    offset += static_cast<uint64_t>(n);
-  }
-  return OkStatus();
+Result<std::string> ReadVerifiedChunk(storage::CheckpointStore& store,
+                                      const storage::CheckpointRef& ref, const ChunkEntry& chunk) {
+  const std::string& digest = chunk.digest;
+  auto stored =
+      store.ReadChunk({ref.owner, ref.label, digest}, MaxStoredChunkBytes(chunk.raw_bytes));
+  if (!stored.has_value())
+    return std::move(stored).error().WithContext(
+        fmt::format("chunk {} of label {}", digest, ref.label));
+  // Either way the stored chunk is not the one the signed index names; a decoder's reason says
+  // how it differs.
+  auto raw = DecodeChunk(*stored, chunk.raw_bytes);
+  if (!raw.has_value() || raw->size() != chunk.raw_bytes || Sha256Hex(*raw) != digest)
+    return AbortedError(
+        fmt::format("chunk {} of label {}: checksum mismatch (stored data altered or truncated{})",
+                    digest, ref.label, raw.has_value() ? "" : ": " + raw.error().message()));
+  return raw;
 }
-
-}  // namespace
 
 Status UnpackChunks(storage::CheckpointStore& store, const storage::CheckpointRef& ref,
                     const Manifest& manifest, const std::string& images_dir, int threads,
@@ -77,20 +95,8 @@ Status UnpackChunks(storage::CheckpointStore& store, const storage::CheckpointRe
     for (size_t i = next++; i < placed.size(); i = next++) {
       if (group.cancelled() || (cancel && cancel->load())) return CancelledError();
       const Placed& p = placed[i];
-      const std::string& digest = p.chunk->digest;
-      storage::ChunkRef chunk{ref.owner, ref.label, digest};
-      auto stored = store.ReadChunk(chunk, MaxStoredChunkBytes(p.chunk->raw_bytes));
-      if (!stored.has_value())
-        return std::move(stored).error().WithContext(
-            fmt::format("chunk {} of label {}", digest, ref.label));
-      // Either way the stored chunk is not the one the signed index names; a decoder's
-      // reason says how it differs.
-      auto raw = DecodeChunk(*stored, p.chunk->raw_bytes);
-      if (!raw.has_value() || raw->size() != p.chunk->raw_bytes || Sha256Hex(*raw) != digest)
-        return AbortedError(fmt::format(
-            "chunk {} of label {}: checksum mismatch (stored data altered or truncated{})", digest,
-            ref.label, raw.has_value() ? "" : ": " + raw.error().message()));
-      CEDANA_RETURN_IF_ERROR(WriteAt(fds[p.file].get(), paths[p.file], p.offset, *raw));
+      CEDANA_ASSIGN_OR_RETURN(std::string raw, ReadVerifiedChunk(store, ref, *p.chunk));
+      CEDANA_RETURN_IF_ERROR(WriteAt(fds[p.file].get(), paths[p.file], p.offset, raw));
       if (progress) progress->Add(p.chunk->raw_bytes);
     }
     return OkStatus();

@@ -7,12 +7,24 @@
 #include <atomic>
 #include <string>
 
-#include "common/status.h"
+#include "common/result.h"
+#include "image/chunk_index.h"
 #include "image/manifest.h"
 #include "image/stream_taps.h"
 #include "storage/checkpoint_store.h"
 
 namespace cedana::image {
+
+// The checkpoint's chunks.json, checked against what its signed manifest records of it (`want`).
+// kAborted "chunk index of <ref>: checksum mismatch" when it differs.
+Result<ChunkIndex> ReadVerifiedIndex(storage::CheckpointStore& store,
+                                     const storage::CheckpointRef& ref, const ChunkIndexInfo& want);
+
+// One chunk of ref's label, decoded and checked against its digest. kAborted "chunk <digest> of
+// label <label>: checksum mismatch (...)" for an altered chunk, the store's kNotFound naming it
+// for a missing one.
+Result<std::string> ReadVerifiedChunk(storage::CheckpointStore& store,
+                                      const storage::CheckpointRef& ref, const ChunkEntry& chunk);
 
 // Writes every pages image of `manifest`'s chunk index into `images_dir` with `threads`
 // threads. kAborted "chunk <digest> of <label>: checksum mismatch" for an altered chunk, the

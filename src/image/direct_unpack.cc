@@ -1,24 +1,17 @@
 #include "image/direct_unpack.h"
 
 #include <fcntl.h>
-#include <poll.h>
-#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "common/unique_fd.h"
+#include "image/criu_pipe.h"
 #include "image/tar.h"
 #include "image/unpack_stream.h"
 
 namespace cedana::image {
-namespace {
-
-constexpr int kPipeBytes = 1 << 20;  // fewer wake-ups of CRIU than the default 64 KiB
-
-}  // namespace
-
 // Follows one stream's extraction into the positions and pages maps.
 class DirectUnpack::Follower : public ExtractObserver {
  public:
@@ -190,11 +183,12 @@ Status DirectUnpack::Send(const std::string& name, int pipe_fd) {
   std::string path = images_dir_ + "/" + name;
   UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   if (!file.valid()) return ErrnoStatus(errno, "opening " + path);
-  int flags = ::fcntl(pipe_fd, F_GETFL);
-  if (flags < 0 || ::fcntl(pipe_fd, F_SETFL, flags | O_NONBLOCK) != 0)
-    return ErrnoStatus(errno, "setting up the pipe for " + name);
-  (void)::fcntl(pipe_fd, F_SETPIPE_SZ, kPipeBytes);
+  CEDANA_RETURN_IF_ERROR(PrepareCriuPipe(pipe_fd, name));
   const bool pages = IsPagesImage(name);
+  auto stopped = [this] {
+    std::lock_guard<std::mutex> lock(mu_);
+    return Stopped();
+  };
   off_t sent = 0;
   for (;;) {
     uint64_t ready = 0;
@@ -212,18 +206,7 @@ Status DirectUnpack::Send(const std::string& name, int pipe_fd) {
       if (::fstat(file.get(), &st) != 0) return ErrnoStatus(errno, "stat " + path);
       ready = static_cast<uint64_t>(st.st_size);
     }
-    while (static_cast<uint64_t>(sent) < ready) {
-      ssize_t n = ::sendfile(pipe_fd, file.get(), &sent, ready - static_cast<uint64_t>(sent));
-      if (n > 0) continue;
-      if (n == 0) return AbortedError(path + " shrank while it was sent");
-      if (errno == EINTR) continue;
-      if (errno == EPIPE) return AbortedError("criu closed " + name + " before its end");
-      if (errno != EAGAIN) return ErrnoStatus(errno, "sending " + name + " to criu");
-      pollfd p{pipe_fd, POLLOUT, 0};
-      ::poll(&p, 1, 200);
-      std::lock_guard<std::mutex> lock(mu_);
-      if (Stopped()) return AbortedError("unpack stopped while sending " + name);
-    }
+    CEDANA_RETURN_IF_ERROR(SendFileToCriu(pipe_fd, file.get(), &sent, ready, name, stopped));
     if (complete) return OkStatus();
   }
 }

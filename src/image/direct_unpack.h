@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "image/direct_restore_source.h"
 #include "image/manifest.h"
 #include "image/pack.h"
 #include "image/stream_group.h"
@@ -30,7 +31,7 @@
 
 namespace cedana::image {
 
-class DirectUnpack {
+class DirectUnpack : public DirectRestoreSource {
  public:
   // kFailedPrecondition when the checkpoint's streams have no heads (made before them, or by a
   // direct dump): restore it with UnpackToImagesDir. `images_dir` must exist and be empty.
@@ -39,26 +40,27 @@ class DirectUnpack {
                                                      const Manifest& manifest,
                                                      const std::string& images_dir,
                                                      ProgressFn progress = {});
-  ~DirectUnpack();  // Cancel(), then joins
+  ~DirectUnpack() override;  // Cancel(), then joins
   DirectUnpack(const DirectUnpack&) = delete;
   DirectUnpack& operator=(const DirectUnpack&) = delete;
 
   // Every head written and verified, or the first error.
-  Status WaitForHeads();
+  Status WaitForHeads() override;
   // Every stream read and verified, or the first error (a checksum mismatch says so).
-  Status Finish();
+  Status Finish() override;
+  // The same: the streams write every image into the images dir anyway.
+  Status CompleteImagesDir() override { return Finish(); }
   // Stops the streams and every Send().
-  void Cancel();
-  // The error that ended the unpack by itself (a stream's, not Cancel()), else OK. CRIU fails when
-  // the unpack stops under it; this says why.
-  Status Failure() const;
+  void Cancel() override;
+  // The error that ended the unpack by itself (a stream's, not Cancel()), else OK.
+  Status Failure() const override;
 
   // Whether CRIU's image `name` exists (for pages, waits until a stream brings it or all have
   // gone past it). Call after WaitForHeads().
-  Result<bool> Has(const std::string& name);
+  Result<bool> Has(const std::string& name) override;
   // Writes the image `name` into `pipe_fd` (made non-blocking) as its bytes arrive, up to its
   // end; kAborted when CRIU closed the pipe early or the unpack failed or was cancelled.
-  Status Send(const std::string& name, int pipe_fd);
+  Status Send(const std::string& name, int pipe_fd) override;
 
  private:
   class Follower;

@@ -92,8 +92,8 @@ check "retention (keep 2) removed the second checkpoint" \
 check "original workload stopped" wait_for 30 bash -c "! is_status $w running"
 
 restore_and_check third "$ck3" "$T/dd.flag"
-check "a deduplicated checkpoint restores after a full unpack" \
-  grep -q "restored as workload .*(pid [0-9]*, unpack" "$T/daemon.log"
+check "a deduplicated checkpoint restores directly, its pages read from the chunks" \
+  grep -q "restored as workload .*(pid [0-9]*, direct" "$T/daemon.log"
 
 # An altered chunk: the restore is refused naming the chunk; the checkpoint stays.
 victim=$(chunks dd | head -n1)

@@ -1,0 +1,30 @@
+// Writing an image into the pipe CRIU reads it from in a direct restore (criu restore --stream;
+// image/direct_restore_source.h). The pipe is made non-blocking and larger, so that a writer
+// waiting for CRIU notices within 200 ms that the restore stopped, and CRIU wakes less often.
+// Stateless functions; thread-safe.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+
+namespace cedana::image {
+
+// Makes `pipe_fd` non-blocking and 1 MiB large; `name` is the image, for the error.
+Status PrepareCriuPipe(int pipe_fd, const std::string& name);
+
+// Sends `file_fd` from *offset up to `end` into the pipe, advancing *offset. kAborted when CRIU
+// closed the pipe, the file shrank, or `stopped()` turned true while CRIU was not reading.
+Status SendFileToCriu(int pipe_fd, int file_fd, off_t* offset, uint64_t end,
+                      const std::string& name, const std::function<bool()>& stopped);
+
+// Writes all of `data` into the pipe; kAborted as SendFileToCriu.
+Status WriteToCriu(int pipe_fd, std::string_view data, const std::string& name,
+                   const std::function<bool()>& stopped);
+
+}  // namespace cedana::image

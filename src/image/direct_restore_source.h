@@ -1,0 +1,40 @@
+// DirectRestoreSource: what a direct restore serves CRIU its images from while they are still
+// arriving (criu restore --stream; daemon/restore_images.h). Two kinds: DirectUnpack (streams
+// whose pages follow a verified head, image/direct_unpack.h) and DirectChunkUnpack (a
+// deduplicated checkpoint's pages straight from its chunks, image/direct_chunk_unpack.h).
+// Thread-safe: Has/Send run on the image server's threads, the rest on the caller's.
+#pragma once
+
+#include <string>
+
+#include "common/result.h"
+
+namespace cedana::image {
+
+class DirectRestoreSource {
+ public:
+  virtual ~DirectRestoreSource() = default;
+
+  // Every image that decides what CRIU recreates (credentials, mappings, files) is written and
+  // verified, or the first error. Nothing is served before.
+  virtual Status WaitForHeads() = 0;
+  // Every image written into the images dir and verified, for a plain restore instead of a
+  // direct one (CRIU then reads the images dir); nothing is served after it.
+  virtual Status CompleteImagesDir() = 0;
+  // Every byte served was verified, or the first error (a checksum mismatch says so): only
+  // then may the restored tree, which CRIU leaves stopped, run.
+  virtual Status Finish() = 0;
+  // Stops every Send().
+  virtual void Cancel() = 0;
+  // The error that ended the source by itself (not Cancel()), else OK. CRIU fails when the
+  // source stops under it; this says why.
+  virtual Status Failure() const = 0;
+
+  // Whether CRIU's image `name` exists. Call after WaitForHeads().
+  virtual Result<bool> Has(const std::string& name) = 0;
+  // Writes the image `name` into `pipe_fd` up to its end; kAborted when CRIU closed the pipe
+  // early or the source failed or was cancelled.
+  virtual Status Send(const std::string& name, int pipe_fd) = 0;
+};
+
+}  // namespace cedana::image
