@@ -11,6 +11,7 @@
 #include "image/chunk_sweep.h"
 #include "image/manifest.h"
 #include "image/pack.h"
+#include "image/restore_source_for_test.h"
 #include "storage/local_store.h"
 #include "storage/temp_dir_for_test.h"
 
@@ -18,28 +19,12 @@ namespace cedana::image {
 namespace {
 
 using storage::CheckpointRef;
-using storage::LocalStore;
 using storage::testing::TempDir;
 using testing::CompressibleBytes;
 using testing::RandomBytes;
+using testing::SweptMeanwhileStore;
 
 constexpr size_t kPagesBytes = 24 << 20;
-
-// A store whose WriteFile first removes one chunk, as a sweep of another checkpoint of the label
-// would between a pack's listing and its index.
-class SweptMeanwhileStore : public LocalStore {
- public:
-  using LocalStore::LocalStore;
-  Status WriteFile(const CheckpointRef& ref, const std::string& name,
-                   std::string_view data) override {
-    if (!doomed.empty()) {
-      EXPECT_TRUE(DeleteChunk({ref.owner, ref.label, doomed}).ok());
-      doomed.clear();
-    }
-    return LocalStore::WriteFile(ref, name, data);
-  }
-  std::string doomed;
-};
 
 class DedupTest : public ::testing::Test {
  protected:

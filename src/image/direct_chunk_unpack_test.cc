@@ -3,17 +3,13 @@
 // before any of its bytes reach the pipe; the images dir completed for a plain restore.
 #include "image/direct_chunk_unpack.h"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <thread>
 
 #include "common/fs.h"
-#include "common/unique_fd.h"
 #include "image/bytes_for_test.h"
 #include "image/chunking.h"
 #include "image/pack.h"
+#include "image/restore_source_for_test.h"
 #include "storage/local_store.h"
 #include "storage/temp_dir_for_test.h"
 
@@ -25,22 +21,7 @@ using storage::LocalStore;
 using storage::testing::TempDir;
 using testing::CompressibleBytes;
 using testing::RandomBytes;
-
-// What CRIU would read from the pipe that Send() fills, and Send's status.
-std::pair<std::string, Status> SendThroughPipe(DirectChunkUnpack& unpack, const std::string& name) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return {"", ErrnoStatus(errno, "pipe")};
-  UniqueFd r(fds[0]), w(fds[1]);
-  std::string got;
-  std::thread reader([&] {
-    char buf[65536];
-    for (ssize_t n; (n = ::read(r.get(), buf, sizeof buf)) > 0;) got.append(buf, n);
-  });
-  Status s = unpack.Send(name, w.get());
-  w.Reset();
-  reader.join();
-  return {got, s};
-}
+using testing::SendThroughPipe;
 
 class DirectChunkUnpackTest : public ::testing::Test {
  protected:
@@ -89,12 +70,12 @@ TEST_F(DirectChunkUnpackTest, ServesThePagesFromTheChunks) {
   EXPECT_FALSE(unpack->Has("pages-2.img").value());
   // The pages never reach the images dir: CRIU gets them from the chunks.
   EXPECT_FALSE(fs::Exists(restored_ + "/pages-1.img"));
-  auto [core, core_status] = SendThroughPipe(*unpack, "core-1.img");
-  ASSERT_TRUE(core_status.ok()) << core_status.ToString();
-  EXPECT_EQ(core, "core of pid 1");
-  auto [pages, pages_status] = SendThroughPipe(*unpack, "pages-1.img");
-  ASSERT_TRUE(pages_status.ok()) << pages_status.ToString();
-  EXPECT_TRUE(pages == pages_) << "the pages did not come back byte for byte";
+  auto core = SendThroughPipe(*unpack, "core-1.img");
+  ASSERT_TRUE(core.status.ok()) << core.status.ToString();
+  EXPECT_EQ(core.bytes, "core of pid 1");
+  auto pages = SendThroughPipe(*unpack, "pages-1.img");
+  ASSERT_TRUE(pages.status.ok()) << pages.status.ToString();
+  EXPECT_TRUE(pages.bytes == pages_) << "the pages did not come back byte for byte";
   EXPECT_TRUE(unpack->Finish().ok());
 }
 
@@ -114,13 +95,14 @@ TEST_F(DirectChunkUnpackTest, AnAlteredChunkNeverReachesTheReader) {
   auto unpack = Start();
   ASSERT_NE(unpack, nullptr);
   ASSERT_TRUE(unpack->WaitForHeads().ok());
-  auto [pages, status] = SendThroughPipe(*unpack, "pages-1.img");
-  EXPECT_EQ(status.code(), Code::kAborted) << status.ToString();
-  EXPECT_NE(status.message().find("chunk " + third.digest + " of label train: checksum mismatch"),
-            std::string::npos)
-      << status.ToString();
-  EXPECT_EQ(pages.size(), before);
-  EXPECT_TRUE(pages == pages_.substr(0, before));
+  auto sent = SendThroughPipe(*unpack, "pages-1.img");
+  EXPECT_EQ(sent.status.code(), Code::kAborted) << sent.status.ToString();
+  EXPECT_NE(
+      sent.status.message().find("chunk " + third.digest + " of label train: checksum mismatch"),
+      std::string::npos)
+      << sent.status.ToString();
+  EXPECT_EQ(sent.bytes.size(), before);
+  EXPECT_TRUE(sent.bytes == pages_.substr(0, before));
   // The tree CRIU restored from it must never run.
   EXPECT_EQ(unpack->Failure().code(), Code::kAborted);
   EXPECT_EQ(unpack->Finish().code(), Code::kAborted);

@@ -13,6 +13,7 @@
 #include "common/unique_fd.h"
 #include "image/bytes_for_test.h"
 #include "image/pack.h"
+#include "image/restore_source_for_test.h"
 #include "image/tar.h"
 #include "storage/local_store.h"
 #include "storage/temp_dir_for_test.h"
@@ -41,19 +42,9 @@ const Files& ImageFiles() {
 
 // What CRIU would read from the pipe that Send() fills.
 Result<std::string> SendThroughPipe(DirectUnpack& unpack, const std::string& name) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return ErrnoStatus(errno, "pipe");
-  UniqueFd r(fds[0]), w(fds[1]);
-  std::string got;
-  std::thread reader([&] {
-    char buf[65536];
-    for (ssize_t n; (n = ::read(r.get(), buf, sizeof buf)) > 0;) got.append(buf, n);
-  });
-  Status s = unpack.Send(name, w.get());
-  w.Reset();
-  reader.join();
-  if (!s.ok()) return s;
-  return got;
+  testing::Sent sent = testing::SendThroughPipe(unpack, name);
+  if (!sent.status.ok()) return sent.status;
+  return sent.bytes;
 }
 
 class DirectUnpackTest : public ::testing::Test {
