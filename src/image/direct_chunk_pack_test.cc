@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "common/fs.h"
 #include "image/bytes_for_test.h"
 #include "image/chunk_index.h"
@@ -28,6 +30,33 @@ using testing::RandomBytes;
 using testing::SweptMeanwhileStore;
 
 constexpr size_t kPagesBytes = 40 << 20;  // two and a half regions
+
+// Fails the Nth chunk it is asked to store, as a full disk or a refusing bucket would.
+class FailingChunkWriter : public storage::ChunkWriter {
+ public:
+  FailingChunkWriter(std::unique_ptr<storage::ChunkWriter> real, int fail_at)
+      : real_(std::move(real)), left_(fail_at) {}
+  Status Put(const std::string& digest, std::string_view bytes) override {
+    if (--left_ == 0) return UnavailableError("writing a chunk: No space left on device");
+    return real_->Put(digest, bytes);
+  }
+  Status Publish() override { return real_->Publish(); }
+
+ private:
+  std::unique_ptr<storage::ChunkWriter> real_;
+  std::atomic<int> left_;
+};
+class ChunkFailingStore : public SweptMeanwhileStore {
+ public:
+  using SweptMeanwhileStore::SweptMeanwhileStore;
+  Result<std::unique_ptr<storage::ChunkWriter>> WriteChunks(const std::string& owner,
+                                                            const std::string& label) override {
+    CEDANA_ASSIGN_OR_RETURN(auto real, LocalStore::WriteChunks(owner, label));
+    if (fail_at == 0) return real;
+    return std::unique_ptr<storage::ChunkWriter>(new FailingChunkWriter(std::move(real), fail_at));
+  }
+  int fail_at = 0;  // 0: none fails
+};
 
 class DirectChunkPackTest : public ::testing::Test {
  protected:
@@ -54,7 +83,11 @@ class DirectChunkPackTest : public ::testing::Test {
         if (at >= bytes.size()) continue;
         more = true;
         size_t n = std::min(piece, bytes.size() - at);
-        CEDANA_RETURN_IF_ERROR(pack->Append(handles[i], bytes.data() + at, n));
+        // As a dump does: a refused Append stops CRIU, and the pack's failure is the cause.
+        if (Status s = pack->Append(handles[i], bytes.data() + at, n); !s.ok()) {
+          Status cause = pack->Abort();
+          return cause.ok() ? s : cause;
+        }
       }
       if (!more) break;
     }
@@ -102,7 +135,7 @@ class DirectChunkPackTest : public ::testing::Test {
   }
 
   TempDir tmp_;
-  SweptMeanwhileStore store_{tmp_.Sub("store")};
+  ChunkFailingStore store_{tmp_.Sub("store")};
   DirectChunkPackStats last_stats_;
 };
 
@@ -170,6 +203,16 @@ TEST_F(DirectChunkPackTest, AChunkSweptDuringThePackFailsItByName) {
                                           "were removed while it was stored"),
             std::string::npos)
       << second.error().ToString();
+}
+
+TEST_F(DirectChunkPackTest, AStoreThatFailsStopsThePackWithItsError) {
+  // Within the memory limit of two regions the producer must be told, not left waiting.
+  store_.fail_at = 3;
+  auto packed =
+      PackDirect("c-1", {{"pages-1.img", RandomBytes(kPagesBytes * 2, 27)}}, 2 * kChunkRegionBytes);
+  ASSERT_FALSE(packed.has_value());
+  EXPECT_NE(packed.error().message().find("No space left on device"), std::string::npos)
+      << packed.error().ToString();
 }
 
 TEST_F(DirectChunkPackTest, RefusesWhatIsNotAPagesImageAndALimitBelowARegion) {
