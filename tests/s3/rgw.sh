@@ -171,10 +171,12 @@ rgw frontends = beast endpoint=127.0.0.1:$port
 rgw data = $d/rgw
 rgw dns name = localhost
 rgw luarocks location = $d/luarocks
-# Reclaim the data of deleted and overwritten objects within a minute instead of hours,
-# so tests that delete checkpoints do not keep them in RAM.
-rgw gc obj min wait = 60
-rgw gc processor period = 60
+# Reclaim the data of deleted and overwritten objects within seconds instead of hours, so
+# tests that delete checkpoints do not keep them in RAM. Every 60 s was not enough: the memory
+# suite stores a GiB of incompressible state every 12 s or so, and the memstore OSD (8 GiB) was
+# full at its eighth case ("1 full osd(s)"; every request then hangs).
+rgw gc obj min wait = 10
+rgw gc processor period = 10
 EOF
 }
 
