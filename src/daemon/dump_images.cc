@@ -10,6 +10,7 @@
 #include "common/unique_fd.h"
 #include "daemon/caller_files.h"
 #include "image/checkpoint_listing.h"
+#include "image/chunking.h"
 #include "image/direct_chunk_pack.h"
 #include "image/direct_pack.h"
 #include "image/pack.h"
@@ -166,13 +167,19 @@ class Direct : public DumpImages {
       // the image streamer's thread (the local images dir) do not.
       AsFileUser as_owner(setup_.store_uid, setup_.store_gid);
       if (setup_.dedup) {
-        // The pages, nearly all of the bytes, get most of the memory; the other images are
-        // small and pass through the pack in parts of a quarter of it.
-        const uint64_t pack_share = std::max<uint64_t>(setup_.memory_limit / 4, 8ull << 20);
+        // The daemon holds more than the buffers while it stores chunks (its own memory, a
+        // compressed chunk per worker), and the limit is its whole size's: that is kept out of
+        // the buffers. The pages, nearly all of the bytes, get most of the rest; the other
+        // images are small and pass through the pack in parts of an eighth of it.
+        constexpr uint64_t kBesideBuffers = 64ull << 20;
+        const uint64_t buffers = std::max<uint64_t>(
+            setup_.memory_limit > kBesideBuffers ? setup_.memory_limit - kBesideBuffers : 0,
+            image::kChunkRegionBytes + (8ull << 20));
+        const uint64_t pack_share = std::max<uint64_t>(buffers / 8, 8ull << 20);
         options.memory_limit = pack_share;
         options.part_bytes = std::min<uint64_t>(options.part_bytes, pack_share);
         image::DirectChunkPackOptions chunking{setup_.streams, setup_.codec, 1,
-                                               setup_.memory_limit - pack_share};
+                                               buffers - pack_share};
         CEDANA_ASSIGN_OR_RETURN(chunks_,
                                 image::DirectChunkPack::Start(*setup_.store, setup_.ref, chunking));
       }
