@@ -73,7 +73,7 @@ Result<std::unique_ptr<DirectUnpack>> DirectUnpack::Start(storage::CheckpointSto
   if (manifest.streams.empty()) return InvalidArgumentError("checkpoint has no streams");
   if (manifest.chunk_index)
     return FailedPreconditionError(fmt::format(
-        "checkpoint {} is deduplicated (its pages are in chunks); it restores after a full unpack",
+        "checkpoint {} is deduplicated: its pages are in chunks, which DirectChunkUnpack serves",
         manifest.id));
   for (const StreamInfo& s : manifest.streams)
     if (s.head.sha256.empty())

@@ -34,7 +34,8 @@ namespace cedana::image {
 class DirectUnpack : public DirectRestoreSource {
  public:
   // kFailedPrecondition when the checkpoint's streams have no heads (made before them, or by a
-  // direct dump): restore it with UnpackToImagesDir. `images_dir` must exist and be empty.
+  // direct dump): restore it with UnpackToImagesDir; and for a deduplicated checkpoint, which
+  // DirectChunkUnpack serves. `images_dir` must exist and be empty.
   static Result<std::unique_ptr<DirectUnpack>> Start(storage::CheckpointStore& store,
                                                      const storage::CheckpointRef& ref,
                                                      const Manifest& manifest,
