@@ -2,8 +2,9 @@
 // batch step's task run `cedana-slurm` (the job proxy) instead of the batch script; the proxy
 // asks the node daemon to run the script as a managed workload (or to restore the newest
 // checkpoint of the job's label) and stands in for it until it ends. The plugin itself only
-// rewrites argv and sets two variables: it never blocks, never talks to CRIU, and never fails
-// a job (any problem is logged and the job runs as without the plugin).
+// rewrites argv and sets two variables (for the tasks of a step an enabled batch script started
+// through cedana's srun relay too: they become task proxies): it never blocks, never talks to CRIU,
+// and never fails a job (any problem is logged and the job runs as without the plugin).
 //
 // plugstack.conf arguments: proxy=/path/to/cedana-slurm (default /usr/local/bin/cedana-slurm).
 #include <unistd.h>
@@ -40,6 +41,8 @@ std::string ProxyPath(int ac, char** av) {
   return kDefaultProxy;
 }
 
+int BecomeProxy(spank_t sp, int ac, char** av, const char* mode_var);
+
 // Runs in the task child as the job user, just before execve of the batch script.
 int TaskInit(spank_t sp, int ac, char** av) {
   char enable[16] = "";
@@ -57,8 +60,20 @@ int TaskInit(spank_t sp, int ac, char** av) {
         spank_unsetenv(sp, name);
       spank_unsetenv(sp, "CEDANA_ADDED_ENV");
     }
-    return ESPANK_SUCCESS;
+    // A step the node daemon started for the srun relay of an enabled batch script: its task
+    // becomes a task proxy, whose command the daemon runs inside the job's processes so that
+    // the job's checkpoints include it (docs/architecture.md, "srun steps").
+    char step_name[64] = "";
+    if (spank_getenv(sp, "CEDANA_STEP", step_name, sizeof step_name) != ESPANK_SUCCESS)
+      return ESPANK_SUCCESS;
+    return BecomeProxy(sp, ac, av, "CEDANA_SLURM_STEP_TASK");
   }
+  return BecomeProxy(sp, ac, av, "CEDANA_SLURM_ATTACH");
+}
+
+// Makes the task exec the proxy, which finds its mode in `mode_var` (=1) and the task's own
+// argv[0] in CEDANA_SLURM_ORIG_ARGV0.
+int BecomeProxy(spank_t sp, int ac, char** av, const char* mode_var) {
   std::string proxy = ProxyPath(ac, av);
   if (::access(proxy.c_str(), X_OK) != 0) {
     slurm_error("spank/cedana: %s is not executable; job runs without checkpointing",
@@ -71,7 +86,7 @@ int TaskInit(spank_t sp, int ac, char** av) {
     return ESPANK_SUCCESS;
   // argc cannot grow: the proxy gets the original argv[0] through the environment.
   if (spank_setenv(sp, "CEDANA_SLURM_ORIG_ARGV0", argv[0], 1) != ESPANK_SUCCESS ||
-      spank_setenv(sp, "CEDANA_SLURM_ATTACH", "1", 1) != ESPANK_SUCCESS) {
+      spank_setenv(sp, mode_var, "1", 1) != ESPANK_SUCCESS) {
     slurm_error("spank/cedana: cannot set the proxy's environment; job runs without checkpointing");
     return ESPANK_SUCCESS;
   }

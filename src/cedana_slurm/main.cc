@@ -1,8 +1,11 @@
 // cedana-slurm: the SLURM side of cedana. In a CEDANA_ENABLE=1 batch step the SPANK plugin
 // makes SLURM exec this binary as the job proxy (CEDANA_SLURM_ATTACH=1, the script's path in
-// CEDANA_SLURM_ORIG_ARGV0); `cedana-slurm attach -- CMD...` does the same by hand.
+// CEDANA_SLURM_ORIG_ARGV0); `cedana-slurm attach -- CMD...` does the same by hand. Named `srun`
+// (a link in libexec/cedana, first in an enabled batch script's PATH) it is the srun relay, and
+// in a task of a step the relay started (CEDANA_SLURM_STEP_TASK=1) it is that task's proxy.
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -14,11 +17,22 @@
 #include "controller/controller.h"
 #include "controller/controller_commands.h"
 #include "job_proxy/attach.h"
+#include "job_proxy/steps.h"
 
 int main(int argc, char** argv) {
   // See cedana's main: the seeds' file capabilities are not used by cedana-slurm either.
   cedana::DropProcessCapabilities();
   try {
+    // The srun relay first in an enabled batch script's PATH (job_proxy/steps.h).
+    if (argc > 0 && std::filesystem::path(argv[0]).filename() == "srun")
+      cedana::job_proxy::RunSrunRelay(std::vector<std::string>(argv, argv + argc));
+    if (const char* task = std::getenv("CEDANA_SLURM_STEP_TASK");
+        task && std::string(task) == "1") {
+      std::vector<std::string> args(argv, argv + argc);
+      const char* orig = std::getenv("CEDANA_SLURM_ORIG_ARGV0");
+      args[0] = orig ? orig : args[0];
+      return cedana::job_proxy::RunStepTask(args);
+    }
     if (const char* attach = std::getenv("CEDANA_SLURM_ATTACH");
         attach && std::string(attach) == "1") {
       std::vector<std::string> args(argv, argv + argc);

@@ -4,6 +4,7 @@
 #include <grp.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -31,6 +32,9 @@ enum class ChildStep : int32_t {
   kPid,  // not a failure: `pid` is the detached program's
   kFork,
   kSession,
+  kCgroup,
+  kNamespace,
+  kLimits,
   kFds,
   kGroups,
   kGid,
@@ -119,9 +123,54 @@ void ResetSignals(const Command& c) {
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
 }
 
+// Our pid in the node's namespace, from the node's /proc (which this child still sees after it
+// joined another PID namespace, where getpid() gives its pid there). 0 if unreadable.
+pid_t NodePid() {
+  char buf[32];
+  ssize_t n = ::readlink("/proc/self", buf, sizeof buf - 1);
+  if (n <= 0) return 0;
+  pid_t pid = 0;
+  for (ssize_t i = 0; i < n; ++i) {
+    if (buf[i] < '0' || buf[i] > '9') return 0;
+    pid = pid * 10 + (buf[i] - '0');
+  }
+  return pid;
+}
+
+// Into the namespaces of another process's tree: this child stays outside (setns changes the
+// PID namespace of children only); its child inside forks the program and exits at once, so the
+// program's parent becomes that namespace's init. The program reports its node pid itself.
+void JoinNamespaces(Plan& plan) {
+  const Command& c = *plan.command;
+  if (::setns(c.join_namespaces_of, CLONE_NEWPID | CLONE_NEWIPC) != 0)
+    Fail(plan, ChildStep::kNamespace);
+  pid_t inside = ::fork();
+  if (inside < 0) Fail(plan, ChildStep::kFork);
+  if (inside > 0) {
+    int st = 0;
+    while (::waitpid(inside, &st, 0) < 0 && errno == EINTR) {
+    }
+    ::_exit(0);
+  }
+  pid_t program = ::fork();
+  if (program < 0) Fail(plan, ChildStep::kFork);
+  if (program > 0) ::_exit(0);
+  ChildReport r{ChildStep::kPid, 0, static_cast<int32_t>(NodePid())};
+  if (r.pid == 0) Fail(plan, ChildStep::kNamespace);
+  if (::write(plan.report, &r, sizeof r) < 0) {
+  }
+}
+
 // The child, from the fork to execve. Only async-signal-safe calls.
 [[noreturn]] void RunChild(Plan& plan) {
   const Command& c = *plan.command;
+  for (int fd : c.cgroup_procs)
+    if (::write(fd, "0", 1) != 1) Fail(plan, ChildStep::kCgroup);
+  for (const auto& [resource, values] : c.rlimits) {
+    rlimit l{values.first, values.second};
+    if (::setrlimit(resource, &l) != 0) Fail(plan, ChildStep::kLimits);
+  }
+  if (c.join_namespaces_of >= 0) JoinNamespaces(plan);
   if (c.new_session && ::setsid() < 0) Fail(plan, ChildStep::kSession);
   if (c.detached) {
     pid_t pid = ::fork();
@@ -154,6 +203,10 @@ Status FailureOf(const Command& c, const std::string& program, const ChildReport
   switch (r.step) {
     case ChildStep::kFork: return ErrnoStatus(r.err, "forking " + program + " off to run detached");
     case ChildStep::kSession: return ErrnoStatus(r.err, "starting a session for " + program);
+    case ChildStep::kCgroup: return ErrnoStatus(r.err, "moving " + program + " into its cgroups");
+    case ChildStep::kNamespace:
+      return ErrnoStatus(r.err, "joining the PID and IPC namespaces for " + program);
+    case ChildStep::kLimits: return ErrnoStatus(r.err, "setting the resource limits of " + program);
     case ChildStep::kFds:
       return ErrnoStatus(r.err, "setting up the file descriptors of " + program);
     case ChildStep::kGroups:
@@ -179,6 +232,10 @@ Status Prepare(const Command& c, Plan& plan) {
   if (c.detached && c.namespaces != 0)
     return InvalidArgumentError("starting " + c.argv[0] +
                                 ": a detached program cannot get namespaces");
+  if (c.join_namespaces_of >= 0 && (c.detached || c.namespaces != 0))
+    return InvalidArgumentError(
+        "starting " + c.argv[0] +
+        ": a program joining namespaces is neither detached nor given new ones");
   plan.command = &c;
   plan.args = c.argv;
   plan.env = Environment(c);
@@ -190,6 +247,7 @@ Status Prepare(const Command& c, Plan& plan) {
   plan.shell_argv.insert(plan.shell_argv.end(), plan.argv.begin() + 1, plan.argv.end());
   plan.moved.resize(c.fds.size(), -1);
   int max_target = 2;
+  for (int fd : c.cgroup_procs) plan.high = std::max(plan.high, fd + 1);
   for (auto [target, source] : c.fds) {
     if (target < 0 || source < 0)
       return InvalidArgumentError(
@@ -249,8 +307,10 @@ Result<pid_t> Start(const Command& command) {
   report_w.Reset();
 
   pid_t program_pid = pid;
-  // The intermediate child of a detached program reports the program's pid and exits at once.
-  if (command.detached) CEDANA_RETURN_IF_ERROR(Wait(pid));
+  // The intermediate child of a detached program reports the program's pid and exits at once;
+  // so does the one that joins namespaces, once its child inside has forked the program.
+  const bool intermediate = command.detached || command.join_namespaces_of >= 0;
+  if (intermediate) CEDANA_RETURN_IF_ERROR(Wait(pid));
   for (;;) {
     ChildReport r{};
     ssize_t n = ::read(report_r.get(), &r, sizeof r);
@@ -262,7 +322,7 @@ Result<pid_t> Start(const Command& command) {
       program_pid = r.pid;
       continue;
     }
-    if (!command.detached) (void)Wait(pid);
+    if (!intermediate) (void)Wait(pid);
     return FailureOf(command, plan.program, r);
   }
 }

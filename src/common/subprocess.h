@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -46,6 +47,16 @@ struct Command {
   bool detached = false;
   // Namespaces of its own (CLONE_NEW* flags; the child is then the init of a new PID namespace).
   unsigned long namespaces = 0;
+  // Joins the PID and IPC namespaces of the process this pidfd names (-1: none) as an orphan of
+  // that namespace's init: the program is forked twice inside it, so that its parent there is
+  // the init, and a dump of the init's tree includes it. Start returns its pid in our
+  // namespace all the same. Excludes `detached` and `namespaces`.
+  int join_namespaces_of = -1;
+  // cgroup.procs files, open for writing: the child moves itself into each before it forks
+  // or execs anything.
+  std::vector<int> cgroup_procs;
+  // Resource limits set in the child (RLIMIT_* and its soft and hard values).
+  std::vector<std::pair<int, std::pair<uint64_t, uint64_t>>> rlimits;
   // Ignored in the child; every other signal has its default action and none is blocked (the
   // node daemon blocks SIGTERM and SIGINT, and a mask survives exec).
   std::vector<int> ignored_signals;

@@ -13,6 +13,7 @@
 #include "common/fault_point.h"
 #include "common/fs.h"
 #include "common/log.h"
+#include "common/scope_exit.h"
 #include "common/unix_time.h"
 #include "daemon/caller_files.h"
 #include "daemon/checkpointer.h"
@@ -20,6 +21,7 @@
 #include "daemon/dump_journal.h"
 #include "daemon/dump_plan.h"
 #include "daemon/dump_rollback.h"
+#include "daemon/srun_steps.h"
 #include "daemon/tcp_policy.h"
 #include "image/checkpoint_listing.h"
 #include "image/image_creds.h"
@@ -84,6 +86,14 @@ class DumpWorkspace {
 Result<DumpOutcome> DumpResolved(NodeContext& node, const DumpTarget& target,
                                  const DumpOptions& options, const DumpProgress& progress) {
   const auto started = Clock::now();
+  // A workload's srun steps go into its checkpoint: none may be starting while it is taken, and
+  // none starts until it is done (daemon/srun_steps.h).
+  if (!target.workload_id.empty())
+    CEDANA_RETURN_IF_ERROR(
+        node.steps().HoldForCheckpoint(target.workload_id, kStepsSettleWait, RelaySettled));
+  ScopeExit steps_held([&] {
+    if (!target.workload_id.empty()) node.steps().CheckpointDone(target.workload_id);
+  });
   std::unique_lock<std::mutex> lock;
   if (!target.workload_id.empty()) lock = node.LockWorkload(target.workload_id);
   CEDANA_ASSIGN_OR_RETURN(DumpPlan plan, PlanDump(node, target, options));
@@ -106,6 +116,9 @@ Result<DumpOutcome> DumpResolved(NodeContext& node, const DumpTarget& target,
   if (tcp.mode != TcpMode::kNone) m.workload["tcp"] = TcpModeName(tcp.mode);
   // The ports a restore binds again, and first clears of TIME_WAIT sockets (engine/time_wait.h).
   if (!tcp.ports.empty()) m.workload["tcp_ports"] = tcp.ports;
+  if (!target.workload_id.empty())
+    if (nlohmann::json steps = DescribeSteps(node, target.workload_id); !steps.empty())
+      m.workload["steps"] = std::move(steps);
 
   DumpImagesSetup setup;
   setup.store = store.get();
@@ -185,6 +198,7 @@ Result<DumpOutcome> DumpResolved(NodeContext& node, const DumpTarget& target,
     // "checkpointed" rather than "killed".
     if (!target.workload_id.empty())
       (void)node.records().SaveEnd(target.workload_id, WorkloadEnd{m.id});
+    if (!target.workload_id.empty()) StopSteps(node, target.workload_id);
     // The whole tree: a --pid target is no namespace init whose death would take the rest.
     node.processes().SignalTree(target.pid, SIGKILL);
     // Return only once it is gone: callers (the SLURM proxy) end the job next.

@@ -18,6 +18,7 @@
 #include "daemon/checkpointer.h"
 #include "daemon/mpi_scratch.h"
 #include "daemon/slurm_job_registry.h"
+#include "daemon/srun_steps.h"
 #include "daemon/supervisor.h"
 #include "engine/process_tree.h"
 #include "image/checkpoint_listing.h"
@@ -187,6 +188,8 @@ Result<Message> HandleRun(NodeContext& node, const Caller& caller, const DaemonR
     o.callers_own_only = true;
     Result<RestoreOutcome> r = Checkpointer(node).Restore(caller, o, {});
     if (r.has_value()) {
+      if (auto restored = node.records().LoadSpec(r->workload_id); restored.has_value())
+        ResumeSteps(node, *restored, r->pid, r->steps);
       protocol::StartedWorkload w = RestoredWorkload(*r);
       w.label = o.label;
       w.time_limit = TimeLimitPolicy(node);
@@ -208,6 +211,14 @@ Result<Message> HandleRun(NodeContext& node, const Caller& caller, const DaemonR
   spec.unprivileged = node.RunsAsOwner(caller.uid);
   if (!spec.unprivileged) AddPidNamespaceEnv(&spec);
   spec.job_id = req.job_id;
+  // A batch script's srun steps run through the relay, so that a checkpoint includes them.
+  if (!spec.unprivileged && !spec.job_id.empty()) {
+    Result<std::string> relay = SrunRelayDir();
+    if (relay.has_value()) AddSrunRelay(*relay, &spec.env);
+    else
+      log::Warn("run: job {}: its srun steps cannot be checkpointed: {}", spec.job_id,
+                relay.error().message());
+  }
   spec.restart_count = restart_count;
   spec.created_at_ms = NowMs();
   spec.stdout_path = req.stdout_path;
@@ -488,6 +499,8 @@ Result<Message> HandleRequest(NodeContext& node, const Caller& caller, const Mes
     case DaemonOp::kCheckpoints: return HandleCheckpoints(node, caller, req);
     case DaemonOp::kCheckpointsDelete: return HandleDeleteCheckpoint(node, caller, req);
     case DaemonOp::kSlurmJobStart: return HandleSlurmJobStart(node, caller, req);
+    case DaemonOp::kSrun: return HandleSrun(node, caller, req);
+    case DaemonOp::kStepTask: return HandleStepTask(node, caller, req);
   }
   return InternalError(fmt::format("op {} has no handler", protocol::DaemonOpName(req.op)));
 }

@@ -19,6 +19,7 @@
 #include "common/system_names.h"
 #include "daemon/connection_limits.h"
 #include "daemon/dump_queue.h"
+#include "daemon/job_steps.h"
 #include "daemon/node_metrics.h"
 #include "daemon/slurm_job_registry.h"
 #include "daemon/workload.h"
@@ -61,6 +62,8 @@ class NodeContext {
   const std::string& criu_version() const { return criu_version_; }
   const WorkloadRecords& records() const { return records_; }
   const SlurmJobRegistry& slurm_jobs() const { return slurm_jobs_; }
+  // The srun steps of the node's SLURM workloads (daemon/srun_steps.h).
+  JobSteps& steps() { return steps_; }
   // The connections being served (server.cc admits them), and the dumps running and waiting.
   ConnectionLimits& connection_limits() { return connection_limits_; }
   DumpQueue& dump_queue() { return dump_queue_; }
@@ -95,6 +98,7 @@ class NodeContext {
   const std::string criu_version_;
   const WorkloadRecords records_;
   const SlurmJobRegistry slurm_jobs_;
+  JobSteps steps_;
   ConnectionLimits connection_limits_;
   DumpQueue dump_queue_;
   mutable NodeMetrics metrics_;

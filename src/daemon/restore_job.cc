@@ -23,6 +23,7 @@
 #include "daemon/mpi_scratch.h"
 #include "daemon/restore_images.h"
 #include "daemon/slurm_spool.h"
+#include "daemon/srun_steps.h"
 #include "daemon/supervisor.h"
 #include "daemon/tcp_policy.h"
 #include "engine/time_wait.h"
@@ -121,6 +122,7 @@ Result<WorkloadSpec> RestoredSpec(const NodeContext& node, const image::Manifest
   spec.dumped_stderr_ino = m.workload.value("stderr_ino", uint64_t{0});
   CEDANA_ASSIGN_OR_RETURN(TcpMode tcp, ParseTcpModeName(m.workload.value("tcp", "")));
   spec.restore_tcp = TcpModeName(tcp);
+  spec.step_pipes = StepPipesOf(m.workload.value("steps", nlohmann::json::array()));
   spec.mpi_scratch_dir = m.workload.value("mpi_scratch_dir", "");
   if (!spec.mpi_scratch_dir.empty() && !IsMpiScratchDir(spec.mpi_scratch_dir))
     return InvalidArgumentError(
@@ -278,8 +280,15 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool direct) {
   log::Info("restore: checkpoint {} restored as workload {} (pid {}, {} {} ms, total {} ms)", m.id,
             spec.id, started->pid, spec.direct_restore ? "direct, heads" : "unpack",
             ms(unpacked - began), ms(std::chrono::steady_clock::now() - began));
-  RestoreOutcome outcome{spec.id,  started->pid,     m.id, m.duration_ms, m.created_at_ms,
-                         m.reason, spec.stdout_path, {}};
+  RestoreOutcome outcome;
+  outcome.workload_id = spec.id;
+  outcome.pid = started->pid;
+  outcome.checkpoint_id = m.id;
+  outcome.checkpoint_duration_ms = m.duration_ms;
+  outcome.checkpoint_created_at_ms = m.created_at_ms;
+  outcome.checkpoint_reason = m.reason;
+  outcome.stdout_path = spec.stdout_path;
+  outcome.steps = m.workload.value("steps", nlohmann::json::array());
   outcome.phases_ms = {{"unpack", ms(unpacked - began)},
                        {"prepare", ms(prepared - unpacked)},
                        {"restore", ms(launched - prepared)},

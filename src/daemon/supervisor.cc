@@ -105,7 +105,26 @@ Result<pid_t> StartWorkload(const WorkloadSpec& spec, Pipes& pipes) {
   return *pid;
 }
 
-Result<pid_t> RestoreWithCriu(const WorkloadSpec& spec, Pipes& pipes) {
+// New pipes for the restored srun steps' pipes whose other end was outside the tree
+// (WorkloadSpec::step_pipes): the tree's ends go to CRIU, the outer ends into `outer`, which
+// the supervisor keeps open while it runs.
+Result<std::vector<UniqueFd>> StepPipeEnds(const WorkloadSpec& spec, std::vector<UniqueFd>* outer,
+                                           engine::RestoreRequest* req) {
+  std::vector<UniqueFd> tree_ends;
+  for (const StepPipe& p : spec.step_pipes) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return ErrnoStatus(errno, "creating a step's pipe");
+    UniqueFd r(fds[0]), w(fds[1]);
+    UniqueFd& tree_end = p.tree_reads ? r : w;
+    req->inherit_fds.emplace_back(fmt::format("pipe:[{}]", p.ino), tree_end.get());
+    tree_ends.push_back(std::move(tree_end));
+    outer->push_back(std::move(p.tree_reads ? w : r));
+  }
+  return tree_ends;
+}
+
+Result<pid_t> RestoreWithCriu(const WorkloadSpec& spec, Pipes& pipes,
+                              std::vector<UniqueFd>* step_outer_ends) {
   engine::CriuSettings settings{spec.criu_binary, std::chrono::seconds(spec.criu_timeout_seconds),
                                 spec.criu_no_breakpoints};
   // The daemon checked this binary at its start (and resolved its path).
@@ -119,6 +138,8 @@ Result<pid_t> RestoreWithCriu(const WorkloadSpec& spec, Pipes& pipes) {
   if (spec.dumped_stderr_ino != 0)
     req.inherit_fds.emplace_back(fmt::format("pipe:[{}]", spec.dumped_stderr_ino),
                                  pipes.err_w.get());
+  CEDANA_ASSIGN_OR_RETURN(std::vector<UniqueFd> step_tree_ends,
+                          StepPipeEnds(spec, step_outer_ends, &req));
   req.shell_job = spec.dumped_stdout_ino == 0;  // a --pid dump of a process we did not start
   req.tcp_established = spec.restore_tcp == "established";
   req.tcp_close = spec.restore_tcp == "close";
@@ -300,8 +321,10 @@ int RunSupervisor(const std::string& workload_dir, int report_fd) {
         return fail(ErrnoStatus(errno, "giving the output pipes to the workload's owner"));
   }
 
-  Result<pid_t> pid = spec->mode == WorkloadMode::kRestore ? RestoreWithCriu(*spec, *pipes)
-                                                           : StartWorkload(*spec, *pipes);
+  std::vector<UniqueFd> step_outer_ends;  // kept open while the workload runs
+  Result<pid_t> pid = spec->mode == WorkloadMode::kRestore
+                          ? RestoreWithCriu(*spec, *pipes, &step_outer_ends)
+                          : StartWorkload(*spec, *pipes);
   if (!pid.has_value()) return fail(pid.error());
 
   state.pid = *pid;

@@ -22,6 +22,16 @@ std::string StatusName(WorkloadStatus s) {
   return "unknown";
 }
 
+namespace {
+
+json StepPipesToJson(const std::vector<StepPipe>& pipes) {
+  json a = json::array();
+  for (const StepPipe& p : pipes) a.push_back({{"ino", p.ino}, {"tree_reads", p.tree_reads}});
+  return a;
+}
+
+}  // namespace
+
 json SpecToJson(const WorkloadSpec& s) {
   return {{"id", s.id},
           {"label", s.label},
@@ -49,7 +59,8 @@ json SpecToJson(const WorkloadSpec& s) {
           {"criu_timeout_seconds", s.criu_timeout_seconds},
           {"criu_no_breakpoints", s.criu_no_breakpoints},
           {"unprivileged", s.unprivileged},
-          {"direct_restore", s.direct_restore}};
+          {"direct_restore", s.direct_restore},
+          {"step_pipes", StepPipesToJson(s.step_pipes)}};
 }
 
 Result<WorkloadSpec> SpecFromJson(const json& j) {
@@ -88,6 +99,8 @@ Result<WorkloadSpec> SpecFromJson(const json& j) {
     s.unprivileged = j.value("unprivileged", false);
     // "streamed_restore": the key's name in records written before the rename.
     s.direct_restore = j.value("direct_restore", j.value("streamed_restore", false));
+    for (const json& p : j.value("step_pipes", json::array()))
+      s.step_pipes.push_back({p.at("ino").get<uint64_t>(), p.at("tree_reads").get<bool>()});
   } catch (const json::exception& e) {
     return InvalidArgumentError(std::string("workload spec: ") + e.what());
   }

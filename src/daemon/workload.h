@@ -29,6 +29,16 @@ enum class WorkloadMode { kRun, kRestore };
 inline constexpr NamedValue<WorkloadMode> kWorkloadModeNames[] = {
     {"run", WorkloadMode::kRun}, {"restore", WorkloadMode::kRestore}};
 
+// A pipe of a restored srun step (daemon/srun_steps.h) whose other end was outside the tree: the
+// supervisor gives CRIU a new pipe for it and keeps the outer end, so that the restored step
+// neither reads end-of-file nor writes into a pipe without a reader before its new task proxies
+// attach.
+struct StepPipe {
+  uint64_t ino = 0;         // the dumped pipe's inode (CRIU's inherit-fd key)
+  bool tree_reads = false;  // the tree holds its read end (else its write end)
+  bool operator==(const StepPipe&) const = default;
+};
+
 struct WorkloadSpec {
   std::string id;
   std::string label;
@@ -53,6 +63,7 @@ struct WorkloadSpec {
   uint64_t dumped_stdout_ino = 0;  // pipe inodes in the images (CRIU inherit-fd keys)
   uint64_t dumped_stderr_ino = 0;
   std::string restore_tcp;  // "", "established", "close": as the dump (tcp_policy.h)
+  std::vector<StepPipe> step_pipes;
   // CRIU settings resolved by the daemon
   std::string criu_binary;
   int criu_timeout_seconds = 120;

@@ -1,5 +1,6 @@
 #include "protocol/daemon_request.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -16,7 +17,7 @@
 namespace cedana::protocol {
 namespace {
 
-constexpr std::array<std::pair<DaemonOp, std::string_view>, 10> kOpNames = {{
+constexpr std::array<std::pair<DaemonOp, std::string_view>, 12> kOpNames = {{
     {DaemonOp::kPing, "ping"},
     {DaemonOp::kRun, "run"},
     {DaemonOp::kPs, "ps"},
@@ -27,10 +28,15 @@ constexpr std::array<std::pair<DaemonOp, std::string_view>, 10> kOpNames = {{
     {DaemonOp::kCheckpoints, "checkpoints"},
     {DaemonOp::kCheckpointsDelete, "checkpoints_delete"},
     {DaemonOp::kSlurmJobStart, "slurm_job_start"},
+    {DaemonOp::kSrun, "srun"},
+    {DaemonOp::kStepTask, "step_task"},
 }};
 
 // Highest signal number Linux delivers (SIGRTMAX on x86-64 and arm64).
 constexpr int kMaxSignal = 64;
+// A descriptor number a caller may name (the default RLIMIT_NOFILE hard limit is far above
+// what a relay or a task proxy ever opens).
+constexpr int64_t kMaxCallerFd = 1 << 20;
 // uid_t's all-ones value is (uid_t)-1, "no user" to chown and setresuid: never a real owner.
 constexpr uint64_t kNoUid = std::numeric_limits<uid_t>::max();
 
@@ -96,6 +102,11 @@ Status ReadFields(const FieldReader& f, DaemonRequest* r) {
   n = r->uid;
   CEDANA_RETURN_IF_ERROR(f.Int("uid", 0, kNoUid - 1, &n));
   r->uid = static_cast<uid_t>(n);
+  CEDANA_RETURN_IF_ERROR(f.IntList("caller_fds", -1, kMaxCallerFd, &r->caller_fds));
+  CEDANA_RETURN_IF_ERROR(f.String("step", &r->step));
+  n = r->task;
+  CEDANA_RETURN_IF_ERROR(f.Int("task", 0, std::numeric_limits<int>::max(), &n));
+  r->task = static_cast<int>(n);
   return OkStatus();
 }
 
@@ -113,6 +124,14 @@ Status CheckValues(const FieldReader& f, const DaemonRequest& r) {
   if (r.op == DaemonOp::kSlurmJobStart) {
     if (!f.Has("uid")) return f.Bad("uid", "a user id");
     if (r.job_id.empty()) return f.Bad("job_id", "a SLURM job number");
+  }
+  if (r.op == DaemonOp::kSrun && (r.caller_fds.size() != 1 || r.caller_fds[0] < 0))
+    return f.Bad("caller_fds", "the status pipe's write end, one descriptor");
+  if (r.op == DaemonOp::kStepTask) {
+    if (r.step.empty()) return f.Bad("step", "the step's name from CEDANA_STEP");
+    if (r.caller_fds.size() != 4 ||
+        std::any_of(r.caller_fds.begin() + 1, r.caller_fds.end(), [](int fd) { return fd < 0; }))
+      return f.Bad("caller_fds", "four descriptors: stdin (-1: none), stdout, stderr, status");
   }
   return OkStatus();
 }
@@ -160,6 +179,9 @@ Message EncodeDaemonRequest(const DaemonRequest& r) {
   put("signal", r.signal_number, d.signal_number);
   // slurm_job_start requires it, root's 0 included.
   if (r.op == DaemonOp::kSlurmJobStart || r.uid != d.uid) m["uid"] = r.uid;
+  put("caller_fds", r.caller_fds, d.caller_fds);
+  put("step", r.step, d.step);
+  put("task", r.task, d.task);
   return m;
 }
 

@@ -30,6 +30,8 @@ enum class DaemonOp {
   kCheckpoints,
   kCheckpointsDelete,
   kSlurmJobStart,
+  kSrun,
+  kStepTask,
 };
 
 // The op's name on the wire ("checkpoints_delete").
@@ -83,6 +85,14 @@ struct DaemonRequest {
   int signal_number = SIGKILL;
   // slurm_job_start: the job's owner as slurmd says.
   uid_t uid = 0;
+  // srun, step_task: descriptors of the caller the daemon takes copies of (pidfd_getfd). srun:
+  // the status pipe's write end (the relay's stdin, stdout and stderr are 0, 1 and 2). step_task:
+  // the ends its task gets as stdin (-1: /dev/null), stdout, stderr and status.
+  std::vector<int> caller_fds;
+  // step_task: the step a task belongs to, as the daemon named it for its srun
+  // (CEDANA_STEP in the task's environment), and the task's rank in it (SLURM_PROCID).
+  std::string step;
+  int task = 0;
 
   bool operator==(const DaemonRequest&) const = default;
 };

@@ -51,6 +51,25 @@ class FieldReader {
     return OkStatus();
   }
 
+  // Integers, each in [min, max].
+  Status IntList(const char* key, int64_t min, int64_t max, std::vector<int>* out) const {
+    auto it = message_.find(key);
+    if (it == message_.end()) return OkStatus();
+    std::string what = fmt::format("an array of integers from {} to {}", min, max);
+    if (!it->is_array()) return Bad(key, what);
+    std::vector<int> list;
+    for (const Message& item : *it) {
+      if (!item.is_number_integer()) return Bad(key, what);
+      int64_t v = item.is_number_unsigned() && item.get<uint64_t>() > static_cast<uint64_t>(max)
+                      ? max + 1
+                      : item.get<int64_t>();
+      if (v < min || v > max) return Bad(key, what);
+      list.push_back(static_cast<int>(v));
+    }
+    *out = std::move(list);
+    return OkStatus();
+  }
+
   Status Bool(const char* key, bool* out) const {
     auto it = message_.find(key);
     if (it == message_.end()) return OkStatus();

@@ -1,0 +1,163 @@
+#include "daemon/job_steps.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+namespace cedana::daemon {
+
+JobSteps::~JobSteps() {
+  for (auto& [name, step] : steps_)
+    if (step.srun_pidfd >= 0) ::close(step.srun_pidfd);
+}
+
+Status JobSteps::Begin(const std::string& workload_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  PerWorkload& w = workloads_[workload_id];
+  if (w.checkpointing)
+    return AbortedError(fmt::format(
+        "a checkpoint of workload {} is being taken; ask again when it is done", workload_id));
+  ++w.in_flight;
+  return OkStatus();
+}
+
+void JobSteps::End(const std::string& workload_id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    --workloads_[workload_id].in_flight;
+  }
+  changed_.notify_all();
+}
+
+void JobSteps::Add(JobStep step) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Steps whose srun ended are of no more use.
+    for (auto it = steps_.begin(); it != steps_.end();) {
+      if (!Ended(it->second)) {
+        ++it;
+        continue;
+      }
+      if (it->second.srun_pidfd >= 0) ::close(it->second.srun_pidfd);
+      it = steps_.erase(it);
+    }
+    std::string name = step.name;
+    steps_[name] = std::move(step);
+  }
+  changed_.notify_all();
+}
+
+std::optional<JobStep> JobSteps::Find(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = steps_.find(name);
+  if (it == steps_.end()) return std::nullopt;
+  return it->second;
+}
+
+void JobSteps::NotCaptured(const std::string& name, const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = steps_.find(name); it != steps_.end() && it->second.not_captured.empty())
+      it->second.not_captured = why;
+  }
+  changed_.notify_all();
+}
+
+void JobSteps::AddKeeper(const std::string& name, int rank, const StepKeeper& keeper,
+                         int expected_tasks, int nodes) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = steps_.find(name);
+    if (it == steps_.end()) return;
+    it->second.keepers[rank] = keeper;
+    if (expected_tasks > 0) it->second.expected_tasks = expected_tasks;
+    if (nodes > 0) it->second.nodes = nodes;
+  }
+  changed_.notify_all();
+}
+
+bool JobSteps::Ended(const JobStep& s) const {
+  if (s.srun_pidfd < 0) return true;  // it was gone before we could watch it
+  pollfd p{s.srun_pidfd, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0;
+}
+
+std::string JobSteps::Unsettled(const std::string& workload_id,
+                                const std::function<bool(pid_t relay)>& relay_settled,
+                                bool* never) const {
+  *never = false;
+  auto w = workloads_.find(workload_id);
+  if (w != workloads_.end() && w->second.in_flight > 0)
+    return fmt::format("{} srun request(s) of the job are being served", w->second.in_flight);
+  for (const auto& [name, s] : steps_) {
+    if (s.workload_id != workload_id || Ended(s)) continue;
+    const std::string what = fmt::format("step `{}`", fmt::join(s.argv, " "));
+    if (!s.not_captured.empty()) {
+      *never = true;
+      return fmt::format("{} runs outside the job's processes ({})", what, s.not_captured);
+    }
+    if (s.nodes > 1) {
+      *never = true;
+      return fmt::format(
+          "{} runs tasks on {} nodes; steps are checkpointed on one node only so far", what,
+          s.nodes);
+    }
+    if (!s.restored &&
+        (s.expected_tasks == 0 || static_cast<int>(s.keepers.size()) < s.expected_tasks))
+      return fmt::format(
+          "{} is starting ({} of {} tasks)", what, s.keepers.size(),
+          s.expected_tasks == 0 ? std::string("?") : std::to_string(s.expected_tasks));
+    if (!relay_settled(s.relay_pid)) return fmt::format("{} is starting (its srun relay)", what);
+  }
+  return "";
+}
+
+Status JobSteps::HoldForCheckpoint(const std::string& workload_id, std::chrono::milliseconds wait,
+                                   const std::function<bool(pid_t relay)>& relay_settled) {
+  std::unique_lock<std::mutex> lock(mu_);
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  for (;;) {
+    bool never = false;
+    std::string why = Unsettled(workload_id, relay_settled, &never);
+    if (why.empty()) break;
+    if (never) return UnsupportedError(why);
+    // Keepers are added by requests this wakes on; a relay becomes its waiter without telling
+    // us, so look again every 50 ms.
+    if (changed_.wait_until(lock, std::min(deadline, std::chrono::steady_clock::now() +
+                                                         std::chrono::milliseconds(50))) ==
+            std::cv_status::timeout &&
+        std::chrono::steady_clock::now() >= deadline)
+      return UnavailableError(why + "; try again in a moment");
+  }
+  workloads_[workload_id].checkpointing = true;
+  return OkStatus();
+}
+
+void JobSteps::CheckpointDone(const std::string& workload_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  workloads_[workload_id].checkpointing = false;
+}
+
+std::vector<JobStep> JobSteps::Running(const std::string& workload_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<JobStep> out;
+  for (const auto& [name, s] : steps_)
+    if (s.workload_id == workload_id && !Ended(s)) out.push_back(s);
+  return out;
+}
+
+void JobSteps::Forget(const std::string& workload_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = steps_.begin(); it != steps_.end();) {
+    if (it->second.workload_id != workload_id) {
+      ++it;
+      continue;
+    }
+    if (it->second.srun_pidfd >= 0) ::close(it->second.srun_pidfd);
+    it = steps_.erase(it);
+  }
+  workloads_.erase(workload_id);
+}
+
+}  // namespace cedana::daemon

@@ -1,0 +1,81 @@
+// srun steps of a SLURM workload (docs/architecture.md, "srun steps"): what the node daemon does
+// for the srun relay in a batch script and for the task proxies of the steps it starts, what a
+// checkpoint records of the steps, and how a restore starts them again.
+//
+// - `srun` in an enabled batch script is the relay (cedana-slurm): HandleSrun runs the real srun
+//   outside the workload, with the relay's stdio, identity, cwd, limits and cgroups, through a
+//   shell that writes srun's exit status into the relay's status pipe. The relay then becomes a
+//   waiter (/bin/sh reading that pipe), which holds nothing a checkpoint cannot include.
+// - Each task of such a step is a task proxy (spank/cedana makes it one): HandleStepTask starts
+//   the task's command in a keeper (/bin/sh that runs it and writes its exit status) inside the
+//   workload's PID and IPC namespaces, as a child of the workload's init, with pipes the proxy
+//   relays. So a checkpoint of the workload's tree is one dump of the script, its waiters, and
+//   every step's tasks, frozen together.
+// - DescribeSteps records, per running step, what a restore needs: srun's arguments and the
+//   namespace pids and pipe inodes of its waiter and keepers. ResumeSteps, once the tree is
+//   restored, starts a new srun for each step with the restored waiter's stdio; its task
+//   proxies attach to the restored keepers' pipes (through /proc/<keeper>/fd).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/result.h"
+#include "daemon/node_context.h"
+#include "daemon/workload.h"
+#include "protocol/daemon_request.h"
+#include "protocol/wire.h"
+
+namespace cedana::daemon {
+
+// The directory whose `srun` is the relay (installed beside cedana: ../libexec/cedana, a link to
+// cedana-slurm). kNotFound, naming it, when this installation has none: batch scripts then run
+// the real srun, and a checkpoint while one is inside srun is refused.
+Result<std::string> SrunRelayDir();
+
+// Puts the relay first in a SLURM workload's PATH (its batch script's).
+void AddSrunRelay(const std::string& relay_dir, std::vector<std::string>* env);
+
+Result<protocol::Message> HandleSrun(NodeContext& node, const Caller& caller,
+                                     const protocol::DaemonRequest& req);
+Result<protocol::Message> HandleStepTask(NodeContext& node, const Caller& caller,
+                                         const protocol::DaemonRequest& req);
+
+// The waiter a relay becomes (job_proxy/steps.h) reads srun's exit status from its stdin, with
+// no redirection a shell would move descriptors for; the relay's own stdin is kept at fd 4, and
+// its stdout and stderr stay 1 and 2. A restore gives them to the step's new srun.
+inline constexpr int kWaiterStatusFd = 0;
+inline constexpr int kWaiterStdinFd = 4;
+
+// How long a checkpoint waits for the workload's steps that are starting (a relay, a task
+// proxy) before it is refused as unavailable.
+inline constexpr std::chrono::seconds kStepsSettleWait{10};
+
+// Whether the relay `pid` no longer holds its connection to the node daemon: it has become its
+// waiter (or is gone).
+bool RelaySettled(pid_t pid);
+
+// Under the workload's dump lock, with new step requests held off (JobSteps::HoldForCheckpoint):
+// the running steps of the workload as a checkpoint records them (the manifest's
+// workload.steps). An empty array when it has none.
+nlohmann::json DescribeSteps(NodeContext& node, const std::string& workload_id);
+
+// A checkpoint stopped the workload: its steps' sruns are killed (their tasks end with the tree)
+// and forgotten.
+void StopSteps(NodeContext& node, const std::string& workload_id);
+
+// The pipes a restore of `steps` (DescribeSteps) gives CRIU in place of the dumped ones.
+std::vector<StepPipe> StepPipesOf(const nlohmann::json& steps);
+
+// After `spec`'s tree was restored with init `init_pid`: a new srun for each step in `steps`,
+// whose tasks attach to the restored keepers. Problems are logged; a step whose srun cannot be
+// started ends with status 1 in the batch script (which then sees its srun fail).
+void ResumeSteps(NodeContext& node, const WorkloadSpec& spec, pid_t init_pid,
+                 const nlohmann::json& steps);
+
+}  // namespace cedana::daemon

@@ -1,0 +1,256 @@
+#include "job_proxy/steps.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string_view>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "common/config.h"
+#include "common/subprocess.h"
+#include "common/unique_fd.h"
+#include "protocol/client.h"
+#include "protocol/daemon_request.h"
+
+extern char** environ;
+
+namespace cedana::job_proxy {
+namespace {
+
+// Set by the node daemon in the batch script's environment (daemon/srun_steps.cc): the
+// relay's directory, first in PATH.
+constexpr std::string_view kRelayVar = "CEDANA_SRUN_RELAY";
+// The waiter the relay becomes: it exits with the status line srun's shell writes into the pipe
+// at its stdin.
+constexpr const char* kWaiter =
+    "IFS= read -r s && exit \"$s\"; "
+    "echo \"srun: cedana: the step's exit status was lost (its node daemon stopped?)\" >&2; exit 1";
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+std::vector<std::string> Environment(std::initializer_list<std::string_view> without) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string_view kv(*e);
+    bool drop = false;
+    for (std::string_view name : without)
+      drop = drop || (kv.starts_with(name) && kv.size() > name.size() && kv[name.size()] == '=');
+    if (!drop) env.emplace_back(kv);
+  }
+  return env;
+}
+
+std::string SocketPath() {
+  auto loaded = LoadConfig(ConfigPath(ProcessEnvironment()), ProcessEnvironment());
+  return loaded.has_value() ? loaded->config.socket_path : Config{}.socket_path;
+}
+
+// Asks the node daemon, again while it is taking a checkpoint of the job (kAborted): a step
+// waits for it rather than going into it half-started.
+Result<protocol::Message> Ask(const std::string& socket, const protocol::DaemonRequest& req) {
+  for (;;) {
+    auto r = protocol::CallDaemon(socket, protocol::EncodeDaemonRequest(req));
+    if (r.has_value() || r.error().code() != Code::kAborted) return r;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+[[noreturn]] void Exec(const std::vector<std::string>& argv, std::vector<std::string> env,
+                       const std::string& program) {
+  std::vector<char*> args, envp;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (auto& kv : env) envp.push_back(kv.data());
+  envp.push_back(nullptr);
+  ::execvpe(program.c_str(), args.data(), envp.data());
+  std::fprintf(stderr, "cedana: cannot exec %s: %s\n", program.c_str(), std::strerror(errno));
+  ::_exit(127);
+}
+
+// The real srun, as without cedana: the relay out of PATH and of the environment.
+[[noreturn]] void ExecRealSrun(const std::vector<std::string>& argv) {
+  const std::string relay_dir = Env(std::string(kRelayVar).c_str());
+  std::vector<std::string> env = Environment({kRelayVar, "PATH"});
+  std::vector<std::string> kept;
+  const std::string path = Env("PATH");
+  for (size_t b = 0; b <= path.size();) {
+    size_t e = std::min(path.find(':', b), path.size());
+    if (std::string entry = path.substr(b, e - b); !entry.empty() && entry != relay_dir)
+      kept.push_back(entry);
+    b = e + 1;
+  }
+  const std::string new_path = fmt::format("{}", fmt::join(kept, ":"));
+  env.push_back("PATH=" + new_path);
+  auto srun = subprocess::FindProgram("srun", new_path);
+  if (!srun.has_value()) {
+    std::fprintf(stderr, "cedana: %s\n", srun.error().message().c_str());
+    ::_exit(127);
+  }
+  Exec(argv, std::move(env), *srun);
+}
+
+bool IsDevNull(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
+}
+
+// Copies what `from` has to `to`; false at its end. Output nobody reads any more is dropped.
+bool Copy(int from, int to) {
+  char buf[65536];
+  ssize_t n = ::read(from, buf, sizeof buf);
+  if (n < 0) return errno == EINTR || errno == EAGAIN;
+  if (n == 0) return false;
+  for (ssize_t off = 0; off < n;) {
+    ssize_t w = ::write(to, buf + off, n - off);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    off += w;
+  }
+  return true;
+}
+
+// Relays between the keeper's pipes and ours until its status came and its output ended. The
+// status, or 1 when the keeper ended without one (killed: its job was stopped by a checkpoint,
+// or killed).
+int RelayKeeper(UniqueFd in_w, UniqueFd out_r, UniqueFd err_r, UniqueFd status_r) {
+  std::string status;
+  bool status_done = false;
+  bool in_open = in_w.valid();
+  for (;;) {
+    pollfd p[4] = {{in_open ? STDIN_FILENO : -1, POLLIN, 0},
+                   {out_r.get(), POLLIN, 0},
+                   {err_r.get(), POLLIN, 0},
+                   {status_done ? -1 : status_r.get(), POLLIN, 0}};
+    if (!out_r.valid() && !err_r.valid() && status_done) break;
+    if (::poll(p, 4, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (in_open && (p[0].revents & (POLLIN | POLLHUP)) && !Copy(STDIN_FILENO, in_w.get())) {
+      in_w.Reset();
+      in_open = false;
+    }
+    if ((p[1].revents & (POLLIN | POLLHUP)) && !Copy(out_r.get(), STDOUT_FILENO)) out_r.Reset();
+    if ((p[2].revents & (POLLIN | POLLHUP)) && !Copy(err_r.get(), STDERR_FILENO)) err_r.Reset();
+    if (p[3].revents & (POLLIN | POLLHUP)) {
+      char buf[64];
+      ssize_t n = ::read(status_r.get(), buf, sizeof buf);
+      if (n > 0) status.append(buf, n);
+      if (n == 0) status_done = true;
+    }
+  }
+  return status.empty() ? 1 : std::atoi(status.c_str());
+}
+
+struct Pipe {
+  UniqueFd r, w;
+};
+
+Pipe MakePipe() {
+  int fds[2] = {-1, -1};
+  if (::pipe2(fds, O_CLOEXEC) != 0) return {};
+  return {UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+}  // namespace
+
+void RunSrunRelay(const std::vector<std::string>& argv) {
+  Pipe status = MakePipe();
+  if (!status.r.valid()) ExecRealSrun(argv);
+  protocol::DaemonRequest req = protocol::RequestOf(protocol::DaemonOp::kSrun);
+  req.argv = argv;
+  req.argv[0] = "srun";
+  req.env = Environment({});
+  std::error_code ec;
+  req.cwd = std::filesystem::current_path(ec).string();
+  req.caller_fds = {status.w.get()};
+  auto r = Ask(SocketPath(), req);
+  if (!r.has_value()) {
+    // Outside a cedana workload (kNotFound) srun simply runs; anything else is said first.
+    if (r.error().code() != Code::kNotFound)
+      std::fprintf(stderr, "cedana: srun runs without its steps being checkpointed: %s\n",
+                   r.error().message().c_str());
+    ExecRealSrun(argv);
+  }
+  status.w.Reset();
+  // The waiter's layout (daemon/srun_steps.h): the status pipe as its stdin, which `read` takes
+  // without a redirection (a shell moves descriptors it redirects), and our stdin at 4, where a
+  // restore finds it for the step's new srun.
+  const int saved_in = ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 5);
+  const int saved_status = ::fcntl(status.r.get(), F_DUPFD_CLOEXEC, 5);
+  if (saved_in < 0 || saved_status < 0 || ::dup2(saved_in, 4) != 4 ||
+      ::dup2(saved_status, STDIN_FILENO) != STDIN_FILENO)
+    ::_exit(1);
+  ::execl("/bin/sh", "sh", "-c", kWaiter, "srun", static_cast<char*>(nullptr));
+  ::_exit(127);
+}
+
+int RunStepTask(const std::vector<std::string>& argv) {
+  std::vector<std::string> env =
+      Environment({"CEDANA_SLURM_STEP_TASK", "CEDANA_SLURM_ORIG_ARGV0", "CEDANA_STEP"});
+  // SIGTERM to a step means its job is being checkpointed (a preemption, scancel, the time limit):
+  // the task is in that checkpoint, and this proxy stays to relay it until it is stopped.
+  ::signal(SIGTERM, SIG_IGN);
+  const bool has_stdin = !IsDevNull(STDIN_FILENO);
+  Pipe in = has_stdin ? MakePipe() : Pipe{}, out = MakePipe(), err = MakePipe(),
+       status = MakePipe();
+  protocol::DaemonRequest req = protocol::RequestOf(protocol::DaemonOp::kStepTask);
+  req.step = Env("CEDANA_STEP");
+  req.task = std::atoi(Env("SLURM_PROCID").c_str());
+  req.argv = argv;
+  req.env = env;
+  std::error_code ec;
+  req.cwd = std::filesystem::current_path(ec).string();
+  req.caller_fds = {in.r.valid() ? in.r.get() : -1, out.w.get(), err.w.get(), status.w.get()};
+  auto r = Ask(SocketPath(), req);
+  if (!r.has_value()) {
+    if (r.error().code() == Code::kFailedPrecondition) return 1;  // its job's processes ended
+    std::fprintf(stderr, "cedana: task %d runs without being checkpointed: %s\n", req.task,
+                 r.error().message().c_str());
+    Exec(argv, env, argv[0]);
+  }
+  const std::string mode = r->value("mode", "");
+  if (mode == "run") Exec(argv, env, argv[0]);
+  if (mode == "done") return 0;  // it had ended before the checkpoint this job resumed from
+  const pid_t keeper = r->value("pid", 0);
+  if (mode == "attach") {
+    // The restored keeper's pipes: the supervisor of the restored job holds them open; another
+    // end of each is opened here through /proc. A restored task reads no more input.
+    const std::vector<int> at = r->value("fds", std::vector<int>{1, 2, 3});
+    auto open_end = [&](size_t i) {
+      return UniqueFd(i < at.size() ? ::open(fmt::format("/proc/{}/fd/{}", keeper, at[i]).c_str(),
+                                             O_RDONLY | O_CLOEXEC)
+                                    : -1);
+    };
+    UniqueFd o = open_end(0), e = open_end(1), s = open_end(2);
+    if (!o.valid() || !e.valid() || !s.valid()) {
+      std::fprintf(stderr, "cedana: task %d: cannot attach to its restored process %d: %s\n",
+                   req.task, keeper, std::strerror(errno));
+      return 1;
+    }
+    return RelayKeeper(UniqueFd(), std::move(o), std::move(e), std::move(s));
+  }
+  // The keeper has its own copies of its ends.
+  in.r.Reset();
+  out.w.Reset();
+  err.w.Reset();
+  status.w.Reset();
+  return RelayKeeper(std::move(in.w), std::move(out.r), std::move(err.r), std::move(status.r));
+}
+
+}  // namespace cedana::job_proxy
