@@ -4,13 +4,16 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include <fmt/format.h>
@@ -213,6 +216,66 @@ TEST_F(SubprocessTest, RunsAsTheIdentityGiven) {
 TEST_F(SubprocessTest, ANewPidNamespaceMakesTheProgramItsInit) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root";
   EXPECT_EQ(StdoutOf({.argv = {"/bin/sh", "-c", "echo $$"}, .namespaces = CLONE_NEWPID}), "1\n");
+}
+
+// The line of /proc/<pid>/status that starts with `key`, without it.
+std::string StatusField(pid_t pid, const std::string& key) {
+  std::ifstream in(fmt::format("/proc/{}/status", pid));
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(key, 0) == 0) return line.substr(key.size());
+  return "";
+}
+
+TEST_F(SubprocessTest, AProgramJoiningATreesNamespacesBecomesAChildOfItsInit) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  // The tree: an init that waits for its children (as a batch script's shell does).
+  Result<pid_t> init = Start({.argv = {"/bin/sh", "-c", "sleep 5 & wait"},
+                              .new_session = true,
+                              .namespaces = CLONE_NEWPID | CLONE_NEWIPC});
+  ASSERT_TRUE(init.has_value()) << init.error().ToString();
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, *init, 0)));
+  ASSERT_TRUE(pidfd.valid());
+  std::string procs = WriteFile("cgroup.procs", "", 0644);  // not a cgroup: just written to
+  UniqueFd cgroup(::open(procs.c_str(), O_WRONLY | O_CLOEXEC));
+  Result<pid_t> joined = Start({.argv = {"/bin/sh", "-c", "ulimit -n; sleep 5"},
+                                .new_session = true,
+                                .join_namespaces_of = pidfd.get(),
+                                .cgroup_procs = {cgroup.get()},
+                                .rlimits = {{RLIMIT_NOFILE, {77, 77}}}});
+  ASSERT_TRUE(joined.has_value()) << joined.error().ToString();
+  // Our pid for it, its parent the tree's init, its pid there the tree's next one, its session
+  // its own (inside the namespace), the IPC namespace the tree's.
+  EXPECT_EQ(StatusField(*joined, "PPid:\t"), std::to_string(*init));
+  EXPECT_EQ(StatusField(*joined, "NSpid:\t").substr(0, std::to_string(*joined).size() + 1),
+            std::to_string(*joined) + "\t");
+  EXPECT_EQ(std::filesystem::read_symlink(fmt::format("/proc/{}/ns/ipc", *joined)),
+            std::filesystem::read_symlink(fmt::format("/proc/{}/ns/ipc", *init)));
+  EXPECT_EQ(std::filesystem::read_symlink(fmt::format("/proc/{}/ns/pid", *joined)),
+            std::filesystem::read_symlink(fmt::format("/proc/{}/ns/pid", *init)));
+  EXPECT_EQ(::getsid(*joined), *joined);
+  std::ifstream written(procs);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(written), {}), "0")
+      << "it wrote itself into the cgroup";
+  std::ifstream limits(fmt::format("/proc/{}/limits", *joined));
+  std::string text(std::istreambuf_iterator<char>(limits), {});
+  EXPECT_NE(text.find("Max open files            77                   77"), std::string::npos)
+      << text;
+  ::kill(*joined, SIGKILL);
+  ::kill(*init, SIGKILL);
+  (void)Wait(*init);
+}
+
+TEST_F(SubprocessTest, JoiningNamespacesOfAProcessThatIsGoneSaysSo) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+  Result<pid_t> gone = Start({.argv = {"true"}});
+  ASSERT_TRUE(gone.has_value());
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, *gone, 0)));
+  ASSERT_TRUE(Wait(*gone).has_value());
+  Result<pid_t> joined = Start({.argv = {"true"}, .join_namespaces_of = pidfd.get()});
+  ASSERT_FALSE(joined.has_value());
+  EXPECT_NE(joined.error().message().find("joining the PID and IPC namespaces for /usr/bin/true"),
+            std::string::npos)
+      << joined.error().message();
 }
 
 TEST_F(SubprocessTest, AForkedFunctionsResultIsItsExitCode) {

@@ -54,30 +54,6 @@ int EnvInt(const std::vector<std::string>& env, std::string_view key_eq) {
   return ec == std::errc() ? n : 0;
 }
 
-// srun's environment: the relay's, with the relay out of PATH again (steps see the PATH they
-// see without cedana), plus `extra`.
-std::vector<std::string> SrunEnvironment(const std::vector<std::string>& relay_env,
-                                         const std::vector<std::string>& extra) {
-  const std::string relay_dir = EnvValue(relay_env, kRelayVar);
-  std::vector<std::string> env;
-  for (const std::string& kv : relay_env) {
-    if (kv.starts_with(kRelayVar) || kv.starts_with(kStepVar)) continue;
-    if (!relay_dir.empty() && kv.starts_with("PATH=")) {
-      std::vector<std::string> kept;
-      for (size_t b = 5; b <= kv.size();) {
-        size_t e = std::min(kv.find(':', b), kv.size());
-        if (std::string entry = kv.substr(b, e - b); entry != relay_dir) kept.push_back(entry);
-        b = e + 1;
-      }
-      env.push_back(fmt::format("PATH={}", fmt::join(kept, ":")));
-      continue;
-    }
-    env.push_back(kv);
-  }
-  env.insert(env.end(), extra.begin(), extra.end());
-  return env;
-}
-
 std::string Readlink(const std::string& path) {
   std::error_code ec;
   auto p = std::filesystem::read_symlink(path, ec);
@@ -285,6 +261,28 @@ Result<std::string> SrunRelayDir() {
 bool RelaySettled(pid_t pid) {
   const std::string exe = Readlink(fmt::format("/proc/{}/exe", pid));
   return exe.empty() || std::filesystem::path(exe).filename() != "cedana-slurm";
+}
+
+std::vector<std::string> SrunEnvironment(const std::vector<std::string>& relay_env,
+                                         const std::vector<std::string>& extra) {
+  const std::string relay_dir = EnvValue(relay_env, kRelayVar);
+  std::vector<std::string> env;
+  for (const std::string& kv : relay_env) {
+    if (kv.starts_with(kRelayVar) || kv.starts_with(kStepVar)) continue;
+    if (!relay_dir.empty() && kv.starts_with("PATH=")) {
+      std::vector<std::string> kept;
+      for (size_t b = 5; b <= kv.size();) {
+        size_t e = std::min(kv.find(':', b), kv.size());
+        if (std::string entry = kv.substr(b, e - b); entry != relay_dir) kept.push_back(entry);
+        b = e + 1;
+      }
+      env.push_back(fmt::format("PATH={}", fmt::join(kept, ":")));
+      continue;
+    }
+    env.push_back(kv);
+  }
+  env.insert(env.end(), extra.begin(), extra.end());
+  return env;
 }
 
 void AddSrunRelay(const std::string& relay_dir, std::vector<std::string>* env) {

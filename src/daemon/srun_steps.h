@@ -41,6 +41,11 @@ Result<std::string> SrunRelayDir();
 // Puts the relay first in a SLURM workload's PATH (its batch script's).
 void AddSrunRelay(const std::string& relay_dir, std::vector<std::string>* env);
 
+// srun's environment: the relay's (with AddSrunRelay's changes), with the relay out of PATH
+// again, so that steps see the PATH they see without cedana, plus `extra` (KEY=VALUE).
+std::vector<std::string> SrunEnvironment(const std::vector<std::string>& relay_env,
+                                         const std::vector<std::string>& extra);
+
 Result<protocol::Message> HandleSrun(NodeContext& node, const Caller& caller,
                                      const protocol::DaemonRequest& req);
 Result<protocol::Message> HandleStepTask(NodeContext& node, const Caller& caller,

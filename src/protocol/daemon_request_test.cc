@@ -78,6 +78,25 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"SlurmJobStartWithoutUid", R"({"v":1,"op":"slurm_job_start","job_id":"7"})",
              Code::kInvalidArgument},
         Case{"LeaveRunningAsString", R"({"v":1,"op":"dump","pid":3,"leave_running":"yes"})",
+             Code::kInvalidArgument},
+        Case{"Srun", R"({"v":1,"op":"srun","argv":["srun","hostname"],"caller_fds":[5]})",
+             Code::kOk},
+        Case{"SrunWithoutItsStatusPipe", R"({"v":1,"op":"srun","argv":["srun","hostname"]})",
+             Code::kInvalidArgument},
+        Case{"CallerFdAsText", R"({"v":1,"op":"srun","caller_fds":["5"]})", Code::kInvalidArgument},
+        Case{"CallerFdPastItsRange", R"({"v":1,"op":"srun","caller_fds":[4294967301]})",
+             Code::kInvalidArgument},
+        Case{
+            "StepTask",
+            R"({"v":1,"op":"step_task","step":"st-1","task":1,"argv":["a"],"caller_fds":[-1,4,5,6]})",
+            Code::kOk},
+        Case{"StepTaskWithoutItsStep", R"({"v":1,"op":"step_task","caller_fds":[-1,4,5,6]})",
+             Code::kInvalidArgument},
+        Case{"StepTaskWithoutItsOutput",
+             R"({"v":1,"op":"step_task","step":"st-1","caller_fds":[-1,-1,5,6]})",
+             Code::kInvalidArgument},
+        Case{"NegativeTask",
+             R"({"v":1,"op":"step_task","step":"st-1","task":-1,"caller_fds":[0,4,5,6]})",
              Code::kInvalidArgument}),
     [](const testing::TestParamInfo<Case>& info) { return std::string(info.param.name); });
 
@@ -99,7 +118,7 @@ TEST(DaemonRequestFieldsTest, RequestOpNameNeverThrows) {
 
 // Every request a client builds comes back from the daemon's parser as it was built.
 TEST(EncodeDaemonRequestTest, WhatIsEncodedParsesBackTheSame) {
-  std::vector<DaemonRequest> requests(7);
+  std::vector<DaemonRequest> requests(9);
   requests[0].op = DaemonOp::kPing;
   DaemonRequest& run = requests[1];
   run.op = DaemonOp::kRun;
@@ -138,6 +157,16 @@ TEST(EncodeDaemonRequestTest, WhatIsEncodedParsesBackTheSame) {
   restore.op = DaemonOp::kRestore;
   restore.checkpoint_id = "20261202-101010-abcdef12";
   restore.label = "l-1";
+  DaemonRequest& srun = requests[7];
+  srun.op = DaemonOp::kSrun;
+  srun.argv = {"srun", "-n2", "hostname"};
+  srun.caller_fds = {7};
+  DaemonRequest& task = requests[8];
+  task.op = DaemonOp::kStepTask;
+  task.step = "st-1a2b3c4d";
+  task.task = 3;
+  task.argv = {"hostname"};
+  task.caller_fds = {-1, 4, 5, 6};
   for (const DaemonRequest& r : requests) {
     Message m = WithVersion(EncodeDaemonRequest(r));
     Result<DaemonRequest> back = ParseDaemonRequest(m);

@@ -4,7 +4,9 @@
 # the background, exit codes, an MPI program with srun --mpi=pmi2, sbatch --wrap, salloc + srun,
 # a non-root user's job) must behave
 # exactly as in the same job without cedana: the same output, environment, cwd, limits and exit
-# codes. Then the seeds' victim with its output sent to /dev/null is preempted and resumed.
+# codes. Then jobs whose work runs in srun steps are preempted and resumed, their steps with
+# them: the seeds' victim with its loop in srun, a 2-task step beside a 1-task step; a step of
+# srun --mpi is refused. And the seeds' victim with its output sent to /dev/null.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -103,14 +105,66 @@ check "alice's enabled job ran under cedana" grep -q "started under cedana" alic
 check "alice's steps as without cedana" same_output alice/alice-plain.out alice/alice-enabled.out
 check "alice's steps ran as alice" grep -qx "$(id -u "$ALICE")" alice/alice-enabled.out
 
-# --- a checkpoint while the script is inside srun: not supported yet, and the job goes on -------
-j=$(submit --export=CEDANA_ENABLE=1 -o insrun.out -e insrun.err --wrap "srun bash -c 'for i in \$(seq 0 300); do echo Counter: \$i; sleep 1; done'")
-check "a job whose script waits in srun counts" wait_for 30 counter_at_least insrun.out 3
+# --- steps checkpointed with their job: preempted, requeued, resumed ---------------------------
+all_at_least() { local n=$1 f; shift; for f in "$@"; do counter_at_least "$f" "$n" || return 1; done; }
+# preempt_and_resume JOB ERR: a preemptor takes compute-01 from JOB, whose checkpoint is taken;
+# JOB is requeued, the preemptor cancelled, and JOB resumes from its checkpoint.
+preempt_and_resume() {
+  local p
+  p=$(submit -p high -w compute-01 --cpus-per-task="$(nproc)" -o /dev/null "$HERE/preemptor.sbatch")
+  check "job $1: checkpointed at preemption, its steps with it" wait_for 60 grep -q "taken on preemption" "$2"
+  check "job $1: requeued" wait_job_state "$1" PENDING 120
+  scancel "$p"
+  release_requeue_hold "$1"
+  check "job $1: resumed from its checkpoint" wait_for 60 grep -q "resumed from checkpoint" "$2"
+}
+# The seeds' victim with its loop moved into srun (its label changed: the last section of this
+# suite runs the seeds' victim itself).
+{ grep '^#' "$HERE/victim.sbatch" | sed 's/CEDANA_CHECKPOINT=victim/CEDANA_CHECKPOINT=srun-victim/'
+  cat <<'BODY'
+srun bash -c 'for i in $(seq 0 40); do echo "Counter: $i"; sleep 1; done'
+echo "step exit code $?"
+BODY
+} >srun_victim.sbatch
+v=$(submit -p debug -w compute-01 -o srunv.out -e srunv.err srun_victim.sbatch)
+check "the victim whose loop runs in srun counts" wait_for 30 counter_at_least srunv.out 3
+preempt_and_resume "$v" srunv.err
+n=$(last_counter srunv.out)
+check "its step counts on after the restore" wait_for 30 counter_at_least srunv.out $((n + 3))
+check "and ends, its exit status reaching the script" wait_for 60 grep -qx "step exit code 0" srunv.out
+check "its step's output counts 0..40 once each, across the preemption" counts_from_zero srunv.out
+check "up to the end" grep -qx "Counter: 40" srunv.out
+check "no task failure reached the job's output" bash -c "! grep -q 'error: .*task' srunv.err"
+
+# A 2-task step and a 1-task step running at once.
+cat >twosteps.sbatch <<'JOB'
+#!/bin/bash
+#SBATCH -n2 --export=CEDANA_ENABLE=1,CEDANA_CHECKPOINT=twosteps
+srun -n2 --overlap bash -c 'for i in $(seq 0 40); do echo "Counter: $i" >>task$SLURM_PROCID.out; sleep 1; done' &
+srun -n1 --overlap bash -c 'for i in $(seq 0 40); do echo "Counter: $i"; sleep 1; done; exit 7' >single.out &
+wait %1; echo "two-task step exit code $?"
+wait %2; echo "single step exit code $?"
+JOB
+rm -f task0.out task1.out single.out
+v=$(submit -p debug -w compute-01 -o twosteps.out -e twosteps.err twosteps.sbatch)
+check "a 2-task step and a 1-task step count at once" \
+  wait_for 30 all_at_least 3 task0.out task1.out single.out
+preempt_and_resume "$v" twosteps.err
+check "both steps end after the restore, with their exit codes" \
+  wait_for 90 bash -c "grep -qx 'two-task step exit code 0' twosteps.out && grep -qx 'single step exit code 7' twosteps.out"
+for f in task0.out task1.out single.out; do
+  check "$f counts 0..40 once each, across the preemption" counts_from_zero "$f"
+  check "$f up to the end" grep -qx "Counter: 40" "$f"
+done
+
+# srun --mpi: its ranks talk to slurmstepd, which no checkpoint includes: refused, saying so.
+j=$(submit --export=CEDANA_ENABLE=1 -n2 -o mpistep.out -e mpistep.err --wrap "srun --mpi=pmi2 -n1 bash -c 'for i in \$(seq 0 300); do echo Counter: \$i; sleep 1; done'")
+check "a job whose script waits in srun --mpi=pmi2 counts" wait_for 30 counter_at_least mpistep.out 3
 out=$("$CEDANA" dump slurm "$j" 2>&1); rc=$?
-say "cedana dump slurm of a job inside srun: exit $rc: $(grep -m3 -o "Error ([^)]*): [^;]*" <<<"$out")"
-check "its checkpoint is refused, saying why" test "$rc" != 0
-n=$(last_counter insrun.out)
-check "and the job keeps running through the refused checkpoint" wait_for 10 counter_at_least insrun.out $((n + 2))
+say "cedana dump slurm of a job inside srun --mpi=pmi2: exit $rc: $out"
+check "its checkpoint is refused, naming srun --mpi" bash -c "[ $rc != 0 ] && grep -q 'srun --mpi=pmi2: its ranks talk to slurmstepd' \"\$0\"" <(printf '%s' "$out")
+n=$(last_counter mpistep.out)
+check "and the job keeps running through the refused checkpoint" wait_for 10 counter_at_least mpistep.out $((n + 2))
 scancel "$j"
 
 # --- another SLURM suite started now: stops at once, naming the daemon already on the socket ----
@@ -137,7 +191,7 @@ scancel "$v"
 say ""
 say "steps_test.sh: $PASSED passed, $FAILED failed"
 if [ "$FAILED" -gt 0 ]; then
-  for f in enabled.err wrap.err devnull.err; do [ -f "$f" ] && { say "--- $f ---"; tail -5 "$f" >&2; }; done
+  for f in enabled.err wrap.err srunv.err twosteps.err devnull.err; do [ -f "$f" ] && { say "--- $f ---"; tail -5 "$f" >&2; }; done
   say "--- daemon log ---"; tail -20 "$T/daemon.log" >&2
   exit 1
 fi

@@ -1,0 +1,131 @@
+#include "daemon/job_steps.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace cedana::daemon {
+namespace {
+
+using std::chrono::milliseconds;
+
+// A pidfd that stays unreadable while the test runs: this process's own.
+int RunningSrun() { return static_cast<int>(::syscall(SYS_pidfd_open, ::getpid(), 0)); }
+
+bool Settled(pid_t) { return true; }
+bool Unsettled(pid_t) { return false; }
+
+JobStep Step(const std::string& name, int expected_tasks, int keepers) {
+  JobStep s;
+  s.name = name;
+  s.workload_id = "wl-1";
+  s.argv = {"srun", "-n2", "work"};
+  s.srun_pidfd = RunningSrun();
+  s.expected_tasks = expected_tasks;
+  for (int rank = 0; rank < keepers; ++rank) s.keepers[rank] = StepKeeper{100 + rank, {}, {}};
+  return s;
+}
+
+TEST(JobStepsTest, AWorkloadWithoutStepsIsHeldAtOnce) {
+  JobSteps steps;
+  EXPECT_TRUE(steps.HoldForCheckpoint("wl-1", milliseconds(0), Settled).ok());
+}
+
+TEST(JobStepsTest, AStepWhoseTasksAreAllThereIsHeldAndNewRequestsWaitUntilTheCheckpointIsDone) {
+  JobSteps steps;
+  steps.Add(Step("st-1", 2, 2));
+  ASSERT_TRUE(steps.HoldForCheckpoint("wl-1", milliseconds(0), Settled).ok());
+  Status refused = steps.Begin("wl-1");
+  EXPECT_EQ(refused.code(), Code::kAborted) << refused.ToString();
+  EXPECT_TRUE(steps.Begin("wl-2").ok()) << "another workload's steps go on";
+  steps.CheckpointDone("wl-1");
+  EXPECT_TRUE(steps.Begin("wl-1").ok());
+  ASSERT_EQ(steps.Running("wl-1").size(), 1u);
+  EXPECT_EQ(steps.Running("wl-1")[0].keepers.size(), 2u);
+}
+
+TEST(JobStepsTest, AStepStillStartingIsWaitedForThenRefusedAsUnavailable) {
+  JobSteps steps;
+  steps.Add(Step("st-1", 2, 1));
+  Status s = steps.HoldForCheckpoint("wl-1", milliseconds(100), Settled);
+  EXPECT_EQ(s.code(), Code::kUnavailable) << s.ToString();
+  EXPECT_NE(s.message().find("is starting (1 of 2 tasks)"), std::string::npos) << s.message();
+  EXPECT_TRUE(steps.Begin("wl-1").ok()) << "a refused checkpoint holds nothing off";
+}
+
+TEST(JobStepsTest, ATaskArrivingWhileTheCheckpointWaitsLetsItGoOn) {
+  JobSteps steps;
+  steps.Add(Step("st-1", 2, 1));
+  std::thread second([&] {
+    std::this_thread::sleep_for(milliseconds(100));
+    steps.AddKeeper("st-1", 1, StepKeeper{101, {}, {}}, 2, 1);
+  });
+  Status s = steps.HoldForCheckpoint("wl-1", milliseconds(5000), Settled);
+  second.join();
+  EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
+TEST(JobStepsTest, ARelayThatStillHoldsItsSocketIsWaitedFor) {
+  JobSteps steps;
+  steps.Add(Step("st-1", 1, 1));
+  Status s = steps.HoldForCheckpoint("wl-1", milliseconds(60), Unsettled);
+  EXPECT_EQ(s.code(), Code::kUnavailable) << s.ToString();
+  EXPECT_NE(s.message().find("its srun relay"), std::string::npos) << s.message();
+}
+
+TEST(JobStepsTest, ARequestInFlightIsWaitedFor) {
+  JobSteps steps;
+  ASSERT_TRUE(steps.Begin("wl-1").ok());
+  Status s = steps.HoldForCheckpoint("wl-1", milliseconds(60), Settled);
+  EXPECT_EQ(s.code(), Code::kUnavailable) << s.ToString();
+  steps.End("wl-1");
+  EXPECT_TRUE(steps.HoldForCheckpoint("wl-1", milliseconds(0), Settled).ok());
+}
+
+TEST(JobStepsTest, StepsOutsideTheJobOrOnOtherNodesAreRefusedSayingWhy) {
+  JobSteps steps;
+  steps.Add(Step("st-1", 1, 1));
+  steps.NotCaptured("st-1", "srun --mpi=pmi2: its ranks talk to slurmstepd");
+  Status s = steps.HoldForCheckpoint("wl-1", milliseconds(0), Settled);
+  EXPECT_EQ(s.code(), Code::kUnsupported) << s.ToString();
+  EXPECT_NE(s.message().find("srun --mpi=pmi2"), std::string::npos) << s.message();
+
+  JobSteps two_nodes;
+  two_nodes.Add(Step("st-2", 2, 0));
+  two_nodes.AddKeeper("st-2", 0, StepKeeper{100, {}, {}}, 2, 2);
+  s = two_nodes.HoldForCheckpoint("wl-1", milliseconds(0), Settled);
+  EXPECT_EQ(s.code(), Code::kUnsupported) << s.ToString();
+  EXPECT_NE(s.message().find("on 2 nodes"), std::string::npos) << s.message();
+}
+
+TEST(JobStepsTest, EndedStepsAreNotWaitedForNorDescribed) {
+  JobSteps steps;
+  JobStep ended = Step("st-1", 2, 0);
+  ::close(ended.srun_pidfd);
+  ended.srun_pidfd = -1;  // its srun was gone before it could be watched
+  steps.Add(ended);
+  EXPECT_TRUE(steps.HoldForCheckpoint("wl-1", milliseconds(0), Settled).ok());
+  EXPECT_TRUE(steps.Running("wl-1").empty());
+}
+
+TEST(JobStepsTest, ARestoredStepIsCompleteWithTheKeepersThatWereRestored) {
+  JobSteps steps;
+  JobStep restored = Step("st-1", 0, 1);
+  restored.restored = true;
+  steps.Add(restored);
+  EXPECT_TRUE(steps.HoldForCheckpoint("wl-1", milliseconds(0), Settled).ok());
+}
+
+TEST(JobStepsTest, ForgetDropsAWorkloadsSteps) {
+  JobSteps steps;
+  steps.Add(Step("st-1", 1, 1));
+  steps.Forget("wl-1");
+  EXPECT_FALSE(steps.Find("st-1").has_value());
+  EXPECT_TRUE(steps.Running("wl-1").empty());
+}
+
+}  // namespace
+}  // namespace cedana::daemon
