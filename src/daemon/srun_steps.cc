@@ -425,8 +425,11 @@ nlohmann::json DescribeSteps(NodeContext& node, const std::string& workload_id) 
 void StopSteps(NodeContext& node, const std::string& workload_id) {
   // srun first: killed, it says nothing; left alone, it would tell the job's output that its
   // tasks failed as their keepers go with the tree.
-  for (const JobStep& s : node.steps().Running(workload_id))
-    if (s.srun_pid > 0) ::kill(-s.srun_pid, SIGKILL);
+  for (const JobStep& s : node.steps().Running(workload_id)) {
+    // Its shell leads a process group of its own (a session started just for it).
+    const pid_t group = s.srun_pid > 0 ? ::getpgid(s.srun_pid) : -1;
+    if (group > 1 && group != ::getpgrp()) ::kill(-group, SIGKILL);
+  }
   node.steps().Forget(workload_id);
 }
 
