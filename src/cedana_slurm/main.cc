@@ -26,20 +26,18 @@ int main(int argc, char** argv) {
     // The srun relay first in an enabled batch script's PATH (job_proxy/steps.h).
     if (argc > 0 && std::filesystem::path(argv[0]).filename() == "srun")
       cedana::job_proxy::RunSrunRelay(std::vector<std::string>(argv, argv + argc));
-    if (const char* task = std::getenv("CEDANA_SLURM_STEP_TASK");
-        task && std::string(task) == "1") {
+    // What spank/cedana made of a task: its mode in a variable, its own argv[0] in another.
+    auto set = [](const char* var) {
+      const char* v = std::getenv(var);
+      return v != nullptr && std::string(v) == "1";
+    };
+    auto task_argv = [&] {
       std::vector<std::string> args(argv, argv + argc);
-      const char* orig = std::getenv("CEDANA_SLURM_ORIG_ARGV0");
-      args[0] = orig ? orig : args[0];
-      return cedana::job_proxy::RunStepTask(args);
-    }
-    if (const char* attach = std::getenv("CEDANA_SLURM_ATTACH");
-        attach && std::string(attach) == "1") {
-      std::vector<std::string> args(argv, argv + argc);
-      const char* orig = std::getenv("CEDANA_SLURM_ORIG_ARGV0");
-      args[0] = orig ? orig : args[0];
-      return cedana::job_proxy::RunAttach(args);
-    }
+      if (const char* orig = std::getenv("CEDANA_SLURM_ORIG_ARGV0")) args[0] = orig;
+      return args;
+    };
+    if (set("CEDANA_SLURM_STEP_TASK")) return cedana::job_proxy::RunStepTask(task_argv());
+    if (set("CEDANA_SLURM_ATTACH")) return cedana::job_proxy::RunAttach(task_argv());
     CLI::App app{"cedana-slurm: SLURM integration of cedana"};
     app.require_subcommand(1);
     std::vector<std::string> cmd;

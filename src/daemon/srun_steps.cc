@@ -17,11 +17,9 @@
 
 #include <fmt/format.h>
 
-#include "common/fs.h"
 #include "common/log.h"
-#include "common/scope_exit.h"
+#include "common/srun_relay.h"
 #include "common/subprocess.h"
-#include "common/system_names.h"
 #include "common/unique_fd.h"
 #include "daemon/cgroup_join.h"
 #include "engine/process_tree.h"
@@ -32,14 +30,11 @@ namespace {
 using protocol::DaemonRequest;
 using protocol::Message;
 
-// The relay's directory rides in the batch script's environment, so that the daemon and a relay
-// that falls back to the real srun can take it out of PATH again.
-constexpr std::string_view kRelayVar = "CEDANA_SRUN_RELAY=";
-constexpr std::string_view kStepVar = "CEDANA_STEP=";
-// What the shells around srun and around a step's task run. Their exit statuses are written
-// as one line into the status pipe at fd 3, which nothing they start inherits.
-constexpr const char* kSrunShell = "\"$@\" 3>&-; echo $? >&3";
-constexpr const char* kKeeperShell = "\"$@\" 3>&-; echo $? >&3";
+const std::string kRelayEq = std::string(kSrunRelayVar) + "=";
+const std::string kStepEq = std::string(kStepVar) + "=";
+// What the shells around srun and around a step's task (its keeper) run: the command, then its
+// exit status as one line into the status pipe at fd 3, which the command does not inherit.
+constexpr const char* kStatusShell = "\"$@\" 3>&-; echo $? >&3";
 
 std::string EnvValue(const std::vector<std::string>& env, std::string_view key_eq) {
   for (const std::string& kv : env)
@@ -183,7 +178,7 @@ Result<pid_t> StartSrun(const WorkloadSpec& spec, const std::vector<std::string>
   CEDANA_ASSIGN_OR_RETURN(std::string srun,
                           subprocess::FindProgram("srun", EnvValue(env, "PATH=")));
   subprocess::Command c;
-  c.argv = {"/bin/sh", "-c", kSrunShell, "srun", srun};
+  c.argv = {"/bin/sh", "-c", kStatusShell, "srun", srun};
   c.argv.insert(c.argv.end(), argv.begin() + 1, argv.end());
   c.env = env;
   c.cwd = cwd;
@@ -265,21 +260,13 @@ bool RelaySettled(pid_t pid) {
 
 std::vector<std::string> SrunEnvironment(const std::vector<std::string>& relay_env,
                                          const std::vector<std::string>& extra) {
-  const std::string relay_dir = EnvValue(relay_env, kRelayVar);
+  const std::string relay_dir = EnvValue(relay_env, kRelayEq);
   std::vector<std::string> env;
   for (const std::string& kv : relay_env) {
-    if (kv.starts_with(kRelayVar) || kv.starts_with(kStepVar)) continue;
-    if (!relay_dir.empty() && kv.starts_with("PATH=")) {
-      std::vector<std::string> kept;
-      for (size_t b = 5; b <= kv.size();) {
-        size_t e = std::min(kv.find(':', b), kv.size());
-        if (std::string entry = kv.substr(b, e - b); entry != relay_dir) kept.push_back(entry);
-        b = e + 1;
-      }
-      env.push_back(fmt::format("PATH={}", fmt::join(kept, ":")));
-      continue;
-    }
-    env.push_back(kv);
+    if (kv.starts_with(kRelayEq) || kv.starts_with(kStepEq)) continue;
+    if (!relay_dir.empty() && kv.starts_with("PATH="))
+      env.push_back("PATH=" + PathWithout(std::string_view(kv).substr(5), relay_dir));
+    else env.push_back(kv);
   }
   env.insert(env.end(), extra.begin(), extra.end());
   return env;
@@ -293,7 +280,7 @@ void AddSrunRelay(const std::string& relay_dir, std::vector<std::string>* env) {
       had_path = true;
     }
   if (!had_path) env->push_back(fmt::format("PATH={}:/usr/local/bin:/usr/bin:/bin", relay_dir));
-  env->push_back(fmt::format("{}{}", kRelayVar, relay_dir));
+  env->push_back(kRelayEq + relay_dir);
 }
 
 Result<Message> HandleSrun(NodeContext& node, const Caller& caller, const DaemonRequest& req) {
@@ -319,7 +306,7 @@ Result<Message> HandleSrun(NodeContext& node, const Caller& caller, const Daemon
   step.cwd = req.cwd;
   step.not_captured = WhyNotCaptured(req.argv, req.env);
   std::vector<std::string> extra;
-  if (step.not_captured.empty()) extra.push_back(fmt::format("{}{}", kStepVar, step.name));
+  if (step.not_captured.empty()) extra.push_back(kStepEq + step.name);
   Result<pid_t> srun =
       StartSrun(spec, req.argv, SrunEnvironment(req.env, extra), req.cwd, fds[0].get(),
                 fds[1].get(), fds[2].get(), fds[3].get(), caller.pid);
@@ -374,7 +361,7 @@ Result<Message> HandleStepTask(NodeContext& node, const Caller& caller, const Da
     c.fds.emplace_back(i, f.get());
     fds.push_back(std::move(f));
   }
-  c.argv = {"/bin/sh", "-c", kKeeperShell, "cedana-task"};
+  c.argv = {"/bin/sh", "-c", kStatusShell, "cedana-task"};
   c.argv.insert(c.argv.end(), req.argv.begin(), req.argv.end());
   c.env = req.env;
   c.cwd = req.cwd;
@@ -488,9 +475,8 @@ void ResumeSteps(NodeContext& node, const WorkloadSpec& spec, pid_t init_pid,
       UniqueFd status(::open(fmt::format("/proc/{}/fd/{}", waiter, kWaiterStatusFd).c_str(),
                              O_WRONLY | O_CLOEXEC));
       if (!status.valid()) return ErrnoStatus(errno, "opening the relay's status pipe");
-      return StartSrun(spec, argv,
-                       SrunEnvironment(step.env, {fmt::format("{}{}", kStepVar, step.name)}),
-                       step.cwd, fds[0].get(), fds[1].get(), fds[2].get(), status.get(), waiter);
+      return StartSrun(spec, argv, SrunEnvironment(step.env, {kStepEq + step.name}), step.cwd,
+                       fds[0].get(), fds[1].get(), fds[2].get(), status.get(), waiter);
     }();
     if (!srun.has_value()) {
       log::Warn("restore: {}: {}", what, srun.error().ToString());

@@ -51,12 +51,6 @@ Result<protocol::Message> HandleSrun(NodeContext& node, const Caller& caller,
 Result<protocol::Message> HandleStepTask(NodeContext& node, const Caller& caller,
                                          const protocol::DaemonRequest& req);
 
-// The waiter a relay becomes (job_proxy/steps.h) reads srun's exit status from its stdin, with
-// no redirection a shell would move descriptors for; the relay's own stdin is kept at fd 4, and
-// its stdout and stderr stay 1 and 2. A restore gives them to the step's new srun.
-inline constexpr int kWaiterStatusFd = 0;
-inline constexpr int kWaiterStdinFd = 4;
-
 // How long a checkpoint waits for the workload's steps that are starting (a relay, a task
 // proxy) before it is refused as unavailable.
 inline constexpr std::chrono::seconds kStepsSettleWait{10};

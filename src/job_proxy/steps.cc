@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "common/config.h"
+#include "common/srun_relay.h"
 #include "common/subprocess.h"
 #include "common/unique_fd.h"
 #include "protocol/client.h"
@@ -27,9 +28,6 @@ extern char** environ;
 namespace cedana::job_proxy {
 namespace {
 
-// Set by the node daemon in the batch script's environment (daemon/srun_steps.cc): the
-// relay's directory, first in PATH.
-constexpr std::string_view kRelayVar = "CEDANA_SRUN_RELAY";
 // The waiter the relay becomes: it exits with the status line srun's shell writes into the pipe
 // at its stdin.
 constexpr const char* kWaiter =
@@ -82,19 +80,10 @@ Result<protocol::Message> Ask(const std::string& socket, const protocol::DaemonR
 
 // The real srun, as without cedana: the relay out of PATH and of the environment.
 [[noreturn]] void ExecRealSrun(const std::vector<std::string>& argv) {
-  const std::string relay_dir = Env(std::string(kRelayVar).c_str());
-  std::vector<std::string> env = Environment({kRelayVar, "PATH"});
-  std::vector<std::string> kept;
-  const std::string path = Env("PATH");
-  for (size_t b = 0; b <= path.size();) {
-    size_t e = std::min(path.find(':', b), path.size());
-    if (std::string entry = path.substr(b, e - b); !entry.empty() && entry != relay_dir)
-      kept.push_back(entry);
-    b = e + 1;
-  }
-  const std::string new_path = fmt::format("{}", fmt::join(kept, ":"));
-  env.push_back("PATH=" + new_path);
-  auto srun = subprocess::FindProgram("srun", new_path);
+  const std::string path = PathWithout(Env("PATH"), Env(std::string(kSrunRelayVar).c_str()));
+  std::vector<std::string> env = Environment({kSrunRelayVar, "PATH"});
+  env.push_back("PATH=" + path);
+  auto srun = subprocess::FindProgram("srun", path);
   if (!srun.has_value()) {
     std::fprintf(stderr, "cedana: %s\n", srun.error().message().c_str());
     ::_exit(127);
@@ -188,13 +177,11 @@ void RunSrunRelay(const std::vector<std::string>& argv) {
     ExecRealSrun(argv);
   }
   status.w.Reset();
-  // The waiter's layout (daemon/srun_steps.h): the status pipe as its stdin, which `read` takes
-  // without a redirection (a shell moves descriptors it redirects), and our stdin at 4, where a
-  // restore finds it for the step's new srun.
-  const int saved_in = ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 5);
-  const int saved_status = ::fcntl(status.r.get(), F_DUPFD_CLOEXEC, 5);
-  if (saved_in < 0 || saved_status < 0 || ::dup2(saved_in, 4) != 4 ||
-      ::dup2(saved_status, STDIN_FILENO) != STDIN_FILENO)
+  // The waiter's layout (common/srun_relay.h).
+  const int saved_in = ::fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, kWaiterStdinFd + 1);
+  const int saved_status = ::fcntl(status.r.get(), F_DUPFD_CLOEXEC, kWaiterStdinFd + 1);
+  if (saved_in < 0 || saved_status < 0 || ::dup2(saved_in, kWaiterStdinFd) != kWaiterStdinFd ||
+      ::dup2(saved_status, kWaiterStatusFd) != kWaiterStatusFd)
     ::_exit(1);
   ::execl("/bin/sh", "sh", "-c", kWaiter, "srun", static_cast<char*>(nullptr));
   ::_exit(127);
@@ -202,7 +189,7 @@ void RunSrunRelay(const std::vector<std::string>& argv) {
 
 int RunStepTask(const std::vector<std::string>& argv) {
   std::vector<std::string> env =
-      Environment({"CEDANA_SLURM_STEP_TASK", "CEDANA_SLURM_ORIG_ARGV0", "CEDANA_STEP"});
+      Environment({"CEDANA_SLURM_STEP_TASK", "CEDANA_SLURM_ORIG_ARGV0", kStepVar});
   // SIGTERM to a step means its job is being checkpointed (a preemption, scancel, the time limit):
   // the task is in that checkpoint, and this proxy stays to relay it until it is stopped.
   ::signal(SIGTERM, SIG_IGN);
@@ -210,7 +197,7 @@ int RunStepTask(const std::vector<std::string>& argv) {
   Pipe in = has_stdin ? MakePipe() : Pipe{}, out = MakePipe(), err = MakePipe(),
        status = MakePipe();
   protocol::DaemonRequest req = protocol::RequestOf(protocol::DaemonOp::kStepTask);
-  req.step = Env("CEDANA_STEP");
+  req.step = Env(std::string(kStepVar).c_str());
   req.task = std::atoi(Env("SLURM_PROCID").c_str());
   req.argv = argv;
   req.env = env;

@@ -149,6 +149,11 @@ rm -f task0.out task1.out single.out
 v=$(submit -p debug -w compute-01 -o twosteps.out -e twosteps.err twosteps.sbatch)
 check "a 2-task step and a 1-task step count at once" \
   wait_for 30 all_at_least 3 task0.out task1.out single.out
+out=$("$CEDANA" dump slurm "$v" 2>&1); rc=$?
+check "a checkpoint of the job left running (as a policy's) takes its steps in" \
+  bash -c "[ $rc = 0 ] && grep -q 'checkpoint' <<<\"\$0\"" "$out"
+n=$(last_counter single.out)
+check "and every task counts on through it" wait_for 10 all_at_least $((n + 2)) task0.out task1.out single.out
 preempt_and_resume "$v" twosteps.err
 check "both steps end after the restore, with their exit codes" \
   wait_for 90 bash -c "grep -qx 'two-task step exit code 0' twosteps.out && grep -qx 'single step exit code 7' twosteps.out"

@@ -1,0 +1,41 @@
+// The srun relay's contract between the node daemon (daemon/srun_steps.h), which puts the relay
+// in a batch script's PATH and runs the real srun for it, and the relay and task proxies in
+// cedana-slurm (job_proxy/steps.h): the variables they pass, and where the waiter a relay
+// becomes keeps its descriptors.
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cedana {
+
+// The relay's directory, set in the batch script's environment beside PATH, so that the daemon
+// and a relay that falls back to the real srun can take it out of PATH again.
+inline constexpr std::string_view kSrunRelayVar = "CEDANA_SRUN_RELAY";
+// The step a task belongs to, in the environment of the tasks of an srun the daemon started.
+inline constexpr std::string_view kStepVar = "CEDANA_STEP";
+
+// The waiter reads srun's exit status from its stdin, with no redirection a shell would move
+// descriptors for (a shell keeps a descriptor it redirects at 10 while the command runs); the
+// relay's own stdin is kept at 4, and its stdout and stderr stay 1 and 2. A restore gives
+// them to the step's new srun.
+inline constexpr int kWaiterStatusFd = 0;
+inline constexpr int kWaiterStdinFd = 4;
+
+// `path_list` (colon-separated) without the entries equal to `entry`.
+inline std::string PathWithout(std::string_view path_list, std::string_view entry) {
+  std::string out;
+  for (size_t b = 0; b <= path_list.size();) {
+    size_t e = std::min(path_list.find(':', b), path_list.size());
+    if (std::string_view part = path_list.substr(b, e - b); part != entry) {
+      if (!out.empty()) out += ':';
+      out += part;
+    }
+    b = e + 1;
+  }
+  return out;
+}
+
+}  // namespace cedana
