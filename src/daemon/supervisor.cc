@@ -115,6 +115,10 @@ Result<std::vector<UniqueFd>> StepPipeEnds(const WorkloadSpec& spec, std::vector
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return ErrnoStatus(errno, "creating a step's pipe");
     UniqueFd r(fds[0]), w(fds[1]);
+    // The job's new task proxy opens its end through /proc/<keeper>/fd, which the pipe inode's
+    // owner and mode (root, 0600) would refuse to the job's user.
+    if (::fchown(r.get(), spec.uid, spec.gid) != 0)
+      return ErrnoStatus(errno, "giving a step's pipe to the workload's owner");
     UniqueFd& tree_end = p.tree_reads ? r : w;
     req->inherit_fds.emplace_back(fmt::format("pipe:[{}]", p.ino), tree_end.get());
     tree_ends.push_back(std::move(tree_end));

@@ -136,6 +136,17 @@ check "its step's output counts 0..40 once each, across the preemption" counts_f
 check "up to the end" grep -qx "Counter: 40" srunv.out
 check "no task failure reached the job's output" bash -c "! grep -q 'error: .*task' srunv.err"
 
+# The same as a non-root user: her task proxies open her restored keepers' pipes themselves.
+cp srun_victim.sbatch alice/ && chown "$ALICE" alice/srun_victim.sbatch
+a=$(cd alice && runuser -u "$ALICE" -- sbatch --parsable -p debug -w compute-01 -o srunv.out -e srunv.err srun_victim.sbatch)
+check "alice's victim whose loop runs in srun counts" wait_for 30 counter_at_least alice/srunv.out 3
+preempt_and_resume "$a" alice/srunv.err
+check "alice's step ends after the restore, its exit status reaching the script" \
+  wait_for 60 grep -qx "step exit code 0" alice/srunv.out
+check "alice's step output counts 0..40 once each, across the preemption" counts_from_zero alice/srunv.out
+check "up to the end" grep -qx "Counter: 40" alice/srunv.out
+check "nothing failed in alice's job" bash -c "! grep -qE 'cannot attach|srun: error|runs without' alice/srunv.err"
+
 # A 2-task step and a 1-task step running at once.
 cat >twosteps.sbatch <<'JOB'
 #!/bin/bash
