@@ -23,6 +23,11 @@ inline constexpr std::string_view kStepVar = "CEDANA_STEP";
 // them to the step's new srun.
 inline constexpr int kWaiterStatusFd = 0;
 inline constexpr int kWaiterStdinFd = 4;
+// What the waiter runs (`/bin/sh -c SCRIPT srun`): it exits with the status line srun's shell
+// writes, or says that the status was lost. The daemon knows a waiter in a tree by it.
+inline constexpr std::string_view kWaiterScript =
+    "IFS= read -r s && exit \"$s\"; "
+    "echo \"srun: cedana: the step's exit status was lost (its node daemon stopped?)\" >&2; exit 1";
 
 // `path_list` (colon-separated) without the entries equal to `entry`.
 inline std::string PathWithout(std::string_view path_list, std::string_view entry) {

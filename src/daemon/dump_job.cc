@@ -94,6 +94,8 @@ Result<DumpOutcome> DumpResolved(NodeContext& node, const DumpTarget& target,
   ScopeExit steps_held([&] {
     if (!target.workload_id.empty()) node.steps().CheckpointDone(target.workload_id);
   });
+  if (!target.workload_id.empty())
+    CEDANA_RETURN_IF_ERROR(CheckStepsKnown(node, target.workload_id, target.pid));
   std::unique_lock<std::mutex> lock;
   if (!target.workload_id.empty()) lock = node.LockWorkload(target.workload_id);
   CEDANA_ASSIGN_OR_RETURN(DumpPlan plan, PlanDump(node, target, options));

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
@@ -407,6 +408,25 @@ nlohmann::json DescribeSteps(NodeContext& node, const std::string& workload_id) 
                      {"tasks", tasks}});
   }
   return steps;
+}
+
+Status CheckStepsKnown(NodeContext& node, const std::string& workload_id, pid_t init) {
+  auto tree = engine::ProcessTreeOf(init);
+  if (!tree.has_value()) return OkStatus();  // gone: the dump says so
+  std::set<pid_t> known;
+  for (const JobStep& s : node.steps().Running(workload_id)) known.insert(s.relay_pid);
+  for (pid_t p : *tree) {
+    std::ifstream in(fmt::format("/proc/{}/cmdline", p), std::ios::binary);
+    std::vector<std::string> argv;
+    for (std::string a; argv.size() < 3 && std::getline(in, a, '\0');) argv.push_back(a);
+    if (argv.size() == 3 && argv[2] == kWaiterScript && !known.contains(p))
+      return UnsupportedError(fmt::format(
+          "a step of the job started before this node daemon did (the relay's process {}): its "
+          "srun cannot be started again after a restore, so the job is not checkpointed until "
+          "that step ends",
+          p));
+  }
+  return OkStatus();
 }
 
 void StopSteps(NodeContext& node, const std::string& workload_id) {

@@ -64,6 +64,10 @@ bool RelaySettled(pid_t pid);
 // workload.steps). An empty array when it has none.
 nlohmann::json DescribeSteps(NodeContext& node, const std::string& workload_id);
 
+// kUnsupported when the tree of `init` has a waiting relay this daemon does not know (it started
+// before the daemon restarted): its step could not be resumed.
+Status CheckStepsKnown(NodeContext& node, const std::string& workload_id, pid_t init);
+
 // A checkpoint stopped the workload: its steps' sruns are killed (their tasks end with the tree)
 // and forgotten.
 void StopSteps(NodeContext& node, const std::string& workload_id);

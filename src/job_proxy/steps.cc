@@ -28,12 +28,6 @@ extern char** environ;
 namespace cedana::job_proxy {
 namespace {
 
-// The waiter the relay becomes: it exits with the status line srun's shell writes into the pipe
-// at its stdin.
-constexpr const char* kWaiter =
-    "IFS= read -r s && exit \"$s\"; "
-    "echo \"srun: cedana: the step's exit status was lost (its node daemon stopped?)\" >&2; exit 1";
-
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
@@ -183,7 +177,8 @@ void RunSrunRelay(const std::vector<std::string>& argv) {
   if (saved_in < 0 || saved_status < 0 || ::dup2(saved_in, kWaiterStdinFd) != kWaiterStdinFd ||
       ::dup2(saved_status, kWaiterStatusFd) != kWaiterStatusFd)
     ::_exit(1);
-  ::execl("/bin/sh", "sh", "-c", kWaiter, "srun", static_cast<char*>(nullptr));
+  const std::string script(kWaiterScript);
+  ::execl("/bin/sh", "sh", "-c", script.c_str(), "srun", static_cast<char*>(nullptr));
   ::_exit(127);
 }
 

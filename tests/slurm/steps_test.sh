@@ -183,6 +183,20 @@ n=$(last_counter mpistep.out)
 check "and the job keeps running through the refused checkpoint" wait_for 10 counter_at_least mpistep.out $((n + 2))
 scancel "$j"
 
+# A step started before the node daemon restarted cannot be started again after a restore: the
+# job's checkpoint is refused until it ends, saying so, and the job runs on.
+j=$(submit --export=CEDANA_ENABLE=1 -o restarted.out -e restarted.err --wrap "srun bash -c 'for i in \$(seq 0 300); do echo Counter: \$i; sleep 1; done'")
+check "a job whose step counts" wait_for 30 counter_at_least restarted.out 3
+kill "$DAEMON_PID" && wait "$DAEMON_PID" 2>/dev/null
+start_node_daemon "$T/daemon.out" || say "cannot start the node daemon again"
+out=$("$CEDANA" dump slurm "$j" 2>&1); rc=$?
+say "cedana dump slurm after the daemon restarted: exit $rc: $out"
+check "after the node daemon restarted, its checkpoint is refused, saying why" \
+  bash -c "[ $rc != 0 ] && grep -q 'a step of the job started before this node daemon did' \"\$0\"" <(printf '%s' "$out")
+n=$(last_counter restarted.out)
+check "and the job keeps running" wait_for 10 counter_at_least restarted.out $((n + 2))
+scancel "$j"
+
 # --- another SLURM suite started now: stops at once, naming the daemon already on the socket ----
 out=$(timeout 30 bash "$HERE/unprivileged_test.sh" 2>&1); rc=$?
 check "a second SLURM suite refuses to start beside this suite's node daemon, saying so" \
