@@ -2,7 +2,8 @@
 // relays in their batch scripts (docs/architecture.md, "srun steps"). A step is named when its
 // relay asks for it; its tasks' keepers join it as their task proxies ask; a checkpoint of the
 // workload asks whether every step can go into it, and which. In memory only: a daemon restarted
-// while a step runs does not know it (docs/slurm.md, "Steps and outputs"). Thread-safe.
+// while a step runs does not know it, and refuses the job's checkpoints until it ends
+// (CheckStepsKnown). Thread-safe.
 #pragma once
 
 #include <sys/types.h>
