@@ -188,8 +188,6 @@ Result<Message> HandleRun(NodeContext& node, const Caller& caller, const DaemonR
     o.callers_own_only = true;
     Result<RestoreOutcome> r = Checkpointer(node).Restore(caller, o, {});
     if (r.has_value()) {
-      if (auto restored = node.records().LoadSpec(r->workload_id); restored.has_value())
-        ResumeSteps(node, *restored, r->pid, r->steps);
       protocol::StartedWorkload w = RestoredWorkload(*r);
       w.label = o.label;
       w.time_limit = TimeLimitPolicy(node);

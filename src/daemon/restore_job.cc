@@ -274,6 +274,8 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool direct) {
   }
   const auto verified = std::chrono::steady_clock::now();
   keep_record = true;
+  // The tree runs: its srun steps start again, and their task proxies attach to their tasks.
+  ResumeSteps(node_, spec, started->pid, m.workload.value("steps", nlohmann::json::array()));
   // "unpack": verifying and unpacking the streams, and the rest of "total" is mostly CRIU's;
   // "direct, heads": until CRIU could start, and "total" includes the rest of the unpack.
   auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
@@ -288,7 +290,6 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool direct) {
   outcome.checkpoint_created_at_ms = m.created_at_ms;
   outcome.checkpoint_reason = m.reason;
   outcome.stdout_path = spec.stdout_path;
-  outcome.steps = m.workload.value("steps", nlohmann::json::array());
   outcome.phases_ms = {{"unpack", ms(unpacked - began)},
                        {"prepare", ms(prepared - unpacked)},
                        {"restore", ms(launched - prepared)},

@@ -9,8 +9,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "common/phase_durations.h"
 #include "common/result.h"
 #include "daemon/node_context.h"
@@ -43,8 +41,6 @@ struct RestoreOutcome {
   // unpacking the streams; a direct restore's heads only), prepare (the workload's record and
   // files), restore (CRIU, through the new supervisor), verify (a direct restore's rest).
   PhaseDurations phases_ms;
-  // The srun steps the checkpoint holds (daemon/srun_steps.h), resumed once the tree runs.
-  nlohmann::json steps = nlohmann::json::array();
 };
 
 using RestoreProgress =
