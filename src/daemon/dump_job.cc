@@ -89,13 +89,10 @@ Result<DumpOutcome> DumpResolved(NodeContext& node, const DumpTarget& target,
   // A workload's srun steps go into its checkpoint: none may be starting while it is taken, and
   // none starts until it is done (daemon/srun_steps.h).
   if (!target.workload_id.empty())
-    CEDANA_RETURN_IF_ERROR(
-        node.steps().HoldForCheckpoint(target.workload_id, kStepsSettleWait, RelaySettled));
+    CEDANA_RETURN_IF_ERROR(HoldStepsForCheckpoint(node, target.workload_id, target.pid));
   ScopeExit steps_held([&] {
     if (!target.workload_id.empty()) node.steps().CheckpointDone(target.workload_id);
   });
-  if (!target.workload_id.empty())
-    CEDANA_RETURN_IF_ERROR(CheckStepsKnown(node, target.workload_id, target.pid));
   std::unique_lock<std::mutex> lock;
   if (!target.workload_id.empty()) lock = node.LockWorkload(target.workload_id);
   CEDANA_ASSIGN_OR_RETURN(DumpPlan plan, PlanDump(node, target, options));

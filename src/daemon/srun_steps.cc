@@ -33,6 +33,8 @@ using protocol::Message;
 
 const std::string kRelayEq = std::string(kSrunRelayVar) + "=";
 const std::string kStepEq = std::string(kStepVar) + "=";
+// How long a checkpoint waits for the workload's steps that are starting (a relay, a task proxy).
+constexpr std::chrono::seconds kStepsSettleWait{10};
 // What the shells around srun and around a step's task (its keeper) run: the command, then its
 // exit status as one line into the status pipe at fd 3, which the command does not inherit.
 constexpr const char* kStatusShell = "\"$@\" 3>&-; echo $? >&3";
@@ -236,6 +238,35 @@ class StepRequest {
   bool begun_ = false;
 };
 
+// Whether the relay `pid` no longer holds its connection to the node daemon: it has become its
+// waiter (or is gone).
+bool RelaySettled(pid_t pid) {
+  const std::string exe = Readlink(fmt::format("/proc/{}/exe", pid));
+  return exe.empty() || std::filesystem::path(exe).filename() != "cedana-slurm";
+}
+
+// kUnsupported when the tree of `init` has a waiting relay this daemon does not know: it started
+// before the daemon restarted (the registry is in memory), and its srun could not be started
+// again after a restore. The waiter is known by its script.
+Status CheckStepsKnown(NodeContext& node, const std::string& workload_id, pid_t init) {
+  auto tree = engine::ProcessTreeOf(init);
+  if (!tree.has_value()) return OkStatus();  // gone: the dump says so
+  std::set<pid_t> known;
+  for (const JobStep& s : node.steps().Running(workload_id)) known.insert(s.relay_pid);
+  for (pid_t p : *tree) {
+    std::ifstream in(fmt::format("/proc/{}/cmdline", p), std::ios::binary);
+    std::vector<std::string> argv;
+    for (std::string a; argv.size() < 3 && std::getline(in, a, '\0');) argv.push_back(a);
+    if (argv.size() == 3 && argv[2] == kWaiterScript && !known.contains(p))
+      return UnsupportedError(fmt::format(
+          "a step of the job started before this node daemon did (the relay's process {}): its "
+          "srun cannot be started again after a restore, so the job is not checkpointed until "
+          "that step ends",
+          p));
+  }
+  return OkStatus();
+}
+
 Message Reply(Message fields) { return protocol::OkResult(std::move(fields)); }
 
 }  // namespace
@@ -252,11 +283,6 @@ Result<std::string> SrunRelayDir() {
                     "which `cedana slurm setup` installs)",
                     relay, std::strerror(errno)));
   return dir.string();
-}
-
-bool RelaySettled(pid_t pid) {
-  const std::string exe = Readlink(fmt::format("/proc/{}/exe", pid));
-  return exe.empty() || std::filesystem::path(exe).filename() != "cedana-slurm";
 }
 
 std::vector<std::string> SrunEnvironment(const std::vector<std::string>& relay_env,
@@ -410,23 +436,12 @@ nlohmann::json DescribeSteps(NodeContext& node, const std::string& workload_id) 
   return steps;
 }
 
-Status CheckStepsKnown(NodeContext& node, const std::string& workload_id, pid_t init) {
-  auto tree = engine::ProcessTreeOf(init);
-  if (!tree.has_value()) return OkStatus();  // gone: the dump says so
-  std::set<pid_t> known;
-  for (const JobStep& s : node.steps().Running(workload_id)) known.insert(s.relay_pid);
-  for (pid_t p : *tree) {
-    std::ifstream in(fmt::format("/proc/{}/cmdline", p), std::ios::binary);
-    std::vector<std::string> argv;
-    for (std::string a; argv.size() < 3 && std::getline(in, a, '\0');) argv.push_back(a);
-    if (argv.size() == 3 && argv[2] == kWaiterScript && !known.contains(p))
-      return UnsupportedError(fmt::format(
-          "a step of the job started before this node daemon did (the relay's process {}): its "
-          "srun cannot be started again after a restore, so the job is not checkpointed until "
-          "that step ends",
-          p));
-  }
-  return OkStatus();
+Status HoldStepsForCheckpoint(NodeContext& node, const std::string& workload_id, pid_t init) {
+  CEDANA_RETURN_IF_ERROR(
+      node.steps().HoldForCheckpoint(workload_id, kStepsSettleWait, RelaySettled));
+  Status known = CheckStepsKnown(node, workload_id, init);
+  if (!known.ok()) node.steps().CheckpointDone(workload_id);
+  return known;
 }
 
 void StopSteps(NodeContext& node, const std::string& workload_id) {

@@ -51,22 +51,17 @@ Result<protocol::Message> HandleSrun(NodeContext& node, const Caller& caller,
 Result<protocol::Message> HandleStepTask(NodeContext& node, const Caller& caller,
                                          const protocol::DaemonRequest& req);
 
-// How long a checkpoint waits for the workload's steps that are starting (a relay, a task
-// proxy) before it is refused as unavailable.
-inline constexpr std::chrono::seconds kStepsSettleWait{10};
-
-// Whether the relay `pid` no longer holds its connection to the node daemon: it has become its
-// waiter (or is gone).
-bool RelaySettled(pid_t pid);
+// Before a checkpoint of the workload whose init is `init`: waits up to 10 s until none of its
+// steps is starting, then holds new step requests off until JobSteps::CheckpointDone
+// (JobSteps::HoldForCheckpoint). kUnsupported, saying why, for a step no checkpoint can include:
+// srun --mpi, tasks on other nodes, or a waiting relay this daemon does not know (it started
+// before the daemon restarted, and its srun could not be started again after a restore).
+Status HoldStepsForCheckpoint(NodeContext& node, const std::string& workload_id, pid_t init);
 
 // Under the workload's dump lock, with new step requests held off (JobSteps::HoldForCheckpoint):
 // the running steps of the workload as a checkpoint records them (the manifest's
 // workload.steps). An empty array when it has none.
 nlohmann::json DescribeSteps(NodeContext& node, const std::string& workload_id);
-
-// kUnsupported when the tree of `init` has a waiting relay this daemon does not know (it started
-// before the daemon restarted): its step could not be resumed.
-Status CheckStepsKnown(NodeContext& node, const std::string& workload_id, pid_t init);
 
 // A checkpoint stopped the workload: its steps' sruns are killed (their tasks end with the tree)
 // and forgotten.

@@ -106,6 +106,7 @@ check "alice's steps as without cedana" same_output alice/alice-plain.out alice/
 check "alice's steps ran as alice" grep -qx "$(id -u "$ALICE")" alice/alice-enabled.out
 
 # --- steps checkpointed with their job: preempted, requeued, resumed ---------------------------
+job_gone() { [ -z "$(squeue -h -j "$1" 2>/dev/null)" ]; }
 all_at_least() { local n=$1 f; shift; for f in "$@"; do counter_at_least "$f" "$n" || return 1; done; }
 # preempt_and_resume JOB ERR: a preemptor takes compute-01 from JOB, whose checkpoint is taken;
 # JOB is requeued, the preemptor cancelled, and JOB resumes from its checkpoint.
@@ -182,6 +183,7 @@ check "its checkpoint is refused, naming srun --mpi" bash -c "[ $rc != 0 ] && gr
 n=$(last_counter mpistep.out)
 check "and the job keeps running through the refused checkpoint" wait_for 10 counter_at_least mpistep.out $((n + 2))
 scancel "$j"
+wait_for 90 job_gone "$j" || say "job $j still holds the node"
 
 # A step started before the node daemon restarted cannot be started again after a restore: the
 # job's checkpoint is refused until it ends, saying so, and the job runs on.
@@ -196,6 +198,9 @@ check "after the node daemon restarted, its checkpoint is refused, saying why" \
 n=$(last_counter restarted.out)
 check "and the job keeps running" wait_for 10 counter_at_least restarted.out $((n + 2))
 scancel "$j"
+# Its SIGTERM is answered by a refused checkpoint: SLURM kills it after KillWait. The node must
+# be free for the victim below.
+wait_for 90 job_gone "$j" || say "job $j still holds the node"
 
 # --- another SLURM suite started now: stops at once, naming the daemon already on the socket ----
 out=$(timeout 30 bash "$HERE/unprivileged_test.sh" 2>&1); rc=$?
