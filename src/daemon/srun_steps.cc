@@ -494,7 +494,12 @@ void ResumeSteps(NodeContext& node, const WorkloadSpec& spec, pid_t init_pid,
       k.pid = NodePidIn(init_pid, t.value("ns_pid", 0));
       const nlohmann::json pipes = t.value("pipes", nlohmann::json::array());
       if (k.pid == 0 || pipes.size() != 3) continue;
-      for (int i = 0; i < 3; ++i) k.pipe_fds[i] = pipes[i].value("fd", -1);
+      // Where its pipes are, and which pipes they are now (the supervisor's): the next
+      // checkpoint finds them by inode.
+      for (int i = 0; i < 3; ++i) {
+        k.pipe_fds[i] = pipes[i].value("fd", -1);
+        k.pipe_inos[i] = PipeInodeOf(k.pid, k.pipe_fds[i]);
+      }
       step.keepers[t.value("rank", 0)] = k;
     }
     // The waiter's stdio are what the relay had (a pipe to the job's output, or to another

@@ -111,13 +111,16 @@ all_at_least() { local n=$1 f; shift; for f in "$@"; do counter_at_least "$f" "$
 # preempt_and_resume JOB ERR: a preemptor takes compute-01 from JOB, whose checkpoint is taken;
 # JOB is requeued, the preemptor cancelled, and JOB resumes from its checkpoint.
 preempt_and_resume() {
-  local p
+  local p taken resumed
+  taken=$(count_of "$2" "taken on preemption"); resumed=$(count_of "$2" "resumed from checkpoint")
   p=$(submit -p high -w compute-01 --cpus-per-task="$(nproc)" -o /dev/null "$HERE/preemptor.sbatch")
-  check "job $1: checkpointed at preemption, its steps with it" wait_for 60 grep -q "taken on preemption" "$2"
+  check "job $1: checkpointed at preemption, its steps with it" \
+    wait_for 60 bash -c "[ \$(grep -c 'taken on preemption' $2) -gt ${taken:-0} ]"
   check "job $1: requeued" wait_job_state "$1" PENDING 120
   scancel "$p"
   release_requeue_hold "$1"
-  check "job $1: resumed from its checkpoint" wait_for 60 grep -q "resumed from checkpoint" "$2"
+  check "job $1: resumed from its checkpoint" \
+    wait_for 60 bash -c "[ \$(grep -c 'resumed from checkpoint' $2) -gt ${resumed:-0} ]"
 }
 # The seeds' victim with its loop moved into srun (its label changed: the last section of this
 # suite runs the seeds' victim itself).
@@ -132,8 +135,12 @@ check "the victim whose loop runs in srun counts" wait_for 30 counter_at_least s
 preempt_and_resume "$v" srunv.err
 n=$(last_counter srunv.out)
 check "its step counts on after the restore" wait_for 30 counter_at_least srunv.out $((n + 3))
+# Again: the restored step, its task attached to a new srun, goes into the next checkpoint.
+preempt_and_resume "$v" srunv.err
+n=$(last_counter srunv.out)
+check "its step counts on after the second restore" wait_for 30 counter_at_least srunv.out $((n + 3))
 check "and ends, its exit status reaching the script" wait_for 60 grep -qx "step exit code 0" srunv.out
-check "its step's output counts 0..40 once each, across the preemption" counts_from_zero srunv.out
+check "its step's output counts 0..40 once each, across both preemptions" counts_from_zero srunv.out
 check "up to the end" grep -qx "Counter: 40" srunv.out
 check "no task failure reached the job's output" bash -c "! grep -q 'error: .*task' srunv.err"
 
