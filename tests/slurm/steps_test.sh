@@ -168,6 +168,20 @@ rm -f task0.out task1.out single.out
 v=$(submit -p debug -w compute-01 -o twosteps.out -e twosteps.err twosteps.sbatch)
 check "a 2-task step and a 1-task step count at once" \
   wait_for 30 all_at_least 3 task0.out task1.out single.out
+# Another user cannot put a process into root's job by naming one of its steps.
+step=$(grep -o 'step st-[0-9a-f]*' "$T/daemon.log" | tail -1 | cut -d' ' -f2)
+out=$(runuser -u "$ALICE" -- python3 - "$step" <<'PY'
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect("/run/cedana/cedana.sock")
+s.sendall((json.dumps({"v": 1, "op": "step_task", "step": sys.argv[1], "task": 0,
+                       "argv": ["id"], "caller_fds": [-1, 1, 2, 2]}) + "\n").encode())
+print(s.makefile().readline())
+PY
+)
+say "alice's step_task for root's step $step: $out"
+check "alice cannot start a task in root's step $step" \
+  bash -c "grep -q 'belongs to root, not to $ALICE' <<<\"\$0\"" "$out"
 out=$("$CEDANA" dump slurm "$v" 2>&1); rc=$?
 check "a checkpoint of the job left running (as a policy's) takes its steps in" \
   bash -c "[ $rc = 0 ] && grep -q 'checkpoint' <<<\"\$0\"" "$out"
