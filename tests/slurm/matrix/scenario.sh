@@ -3,8 +3,9 @@
 # plugins' unit tests of this SLURM, then cedana installed the seeds' way (`cedana plugin
 # install slurm slurm/wlm`, `cedana slurm setup`) on a cluster of this SLURM, `cedana check`,
 # and the seeds' preemption scenario: the victim checkpointed at preemption, requeued, resumed
-# from its checkpoint with its counter going on. The cluster uses its own ports, so that it can
-# run beside the host's. The build tree is /build (made by matrix_test.sh).
+# from its checkpoint with its counter going on; then again with its loop in an srun step. The
+# cluster uses its own ports, so that it can run beside the host's. The build tree is /build
+# (made by matrix_test.sh).
 set -uo pipefail
 HERE=/src/tests/slurm
 ROOT=/src
@@ -62,6 +63,24 @@ check "victim runs again" wait_job_state "$victim" RUNNING 60
 check "victim resumed from its checkpoint" wait_for 30 resumed victim.err "$victim" 1
 check "victim counts on" wait_for 30 counter_at_least victim.out $((at_preempt + 3))
 check "victim.out: each counter once, from 0 on (checkpoint at $at_preempt)" counts_from_zero victim.out
-[ "$FAILED" = 0 ] || { tail -5 victim.err >&2; tail -20 "$T/daemon.log" >&2; }
+scancel "$victim"
+
+# The same with the victim's loop in an srun step: the step goes into the job's checkpoint.
+{ grep '^#' victim.sbatch | sed 's/CEDANA_CHECKPOINT=victim/CEDANA_CHECKPOINT=srun-victim/'
+  echo "srun bash -c 'for i in \$(seq 0 600); do echo \"Counter: \$i\"; sleep 1; done'"
+} >srun_victim.sbatch
+victim=$(submit -p debug -w compute-01 -o srunv.out -e srunv.err srun_victim.sbatch)
+check "srun victim counts" wait_for 60 counter_at_least srunv.out 5
+preemptor=$(submit -p high -w compute-01 --cpus-per-task="$(nproc)" -o /dev/null -e /dev/null preemptor.sbatch)
+check "srun victim checkpointed at preemption, its step with it" wait_for 30 grep -q "taken on preemption" srunv.err
+at_preempt=$(last_counter srunv.out)
+check "srun victim requeued (PENDING)" wait_job_state "$victim" PENDING 120
+scancel "$preemptor"
+release_requeue_hold "$victim"
+check "srun victim resumed from its checkpoint" wait_for 60 resumed srunv.err "$victim" 1
+check "its step counts on" wait_for 30 counter_at_least srunv.out $((at_preempt + 3))
+check "srunv.out: each counter once, from 0 on (checkpoint at $at_preempt)" counts_from_zero srunv.out
+scancel "$victim"
+[ "$FAILED" = 0 ] || { tail -5 victim.err srunv.err >&2; tail -20 "$T/daemon.log" >&2; }
 say "SLURM $VERSION: $PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]
