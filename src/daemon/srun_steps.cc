@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "common/fd_relay.h"
 #include "common/log.h"
 #include "common/srun_relay.h"
 #include "common/subprocess.h"
@@ -60,29 +61,6 @@ std::string Readlink(const std::string& path) {
 
 std::string PidNamespaceOf(pid_t pid) { return Readlink(fmt::format("/proc/{}/ns/pid", pid)); }
 
-// The pid of a node process in its own (innermost) PID namespace; 0 if gone.
-pid_t NsPidOf(pid_t pid) {
-  std::ifstream in(fmt::format("/proc/{}/status", pid));
-  for (std::string line; std::getline(in, line);) {
-    if (!line.starts_with("NSpid:")) continue;
-    std::string last = line.substr(line.find_last_of(" \t") + 1);
-    pid_t n = 0;
-    std::from_chars(last.data(), last.data() + last.size(), n);
-    return n;
-  }
-  return 0;
-}
-
-// The node pid of the process of `tree` (rooted at `init`) whose pid in its namespace is
-// `ns_pid`; 0 if none.
-pid_t NodePidIn(pid_t init, pid_t ns_pid) {
-  auto tree = engine::ProcessTreeOf(init);
-  if (!tree.has_value()) return 0;
-  for (pid_t p : *tree)
-    if (NsPidOf(p) == ns_pid) return p;
-  return 0;
-}
-
 // The descriptor of process `pid` that is the pipe `ino`; -1 if none is.
 int FdOfPipe(pid_t pid, uint64_t ino) {
   std::error_code ec;
@@ -92,11 +70,6 @@ int FdOfPipe(pid_t pid, uint64_t ino) {
       return std::atoi(e.path().filename().c_str());
   }
   return -1;
-}
-
-uint64_t InodeOf(int fd) {
-  struct stat st {};
-  return ::fstat(fd, &st) == 0 ? st.st_ino : 0;
 }
 
 // The inode of the pipe at `fd` of process `pid`; 0 if that is no pipe.
@@ -173,18 +146,22 @@ Result<WorkloadSpec> WorkloadOfProcess(NodeContext& node, pid_t pid, WorkloadSta
   }
 }
 
-// The real srun, through a shell that writes its exit status into `status`, detached: it
-// outlives a restart of this daemon, and the status reaches the batch script all the same.
-Result<pid_t> StartSrun(const WorkloadSpec& spec, const std::vector<std::string>& argv,
-                        const std::vector<std::string>& env, const std::string& cwd, int in,
-                        int out, int err, int status, pid_t like) {
-  CEDANA_ASSIGN_OR_RETURN(std::string srun,
-                          subprocess::FindProgram("srun", EnvValue(env, "PATH=")));
+// The real srun of `step`, through a shell that writes its exit status into `status`, detached:
+// it outlives a restart of this daemon, and the status reaches the batch script all the same.
+// Its environment is the relay's with the relay out of PATH, and the step's name for its tasks
+// unless they run outside the workload; its cgroups and limits are those of `like`. Sets the
+// step's srun_pid and srun_pidfd.
+Status StartSrun(const WorkloadSpec& spec, JobStep* step, int in, int out, int err, int status,
+                 pid_t like) {
+  std::vector<std::string> extra;
+  if (step->not_captured.empty()) extra.push_back(kStepEq + step->name);
   subprocess::Command c;
+  c.env = SrunEnvironment(step->env, extra);
+  CEDANA_ASSIGN_OR_RETURN(std::string srun,
+                          subprocess::FindProgram("srun", EnvValue(*c.env, "PATH=")));
   c.argv = {"/bin/sh", "-c", kStatusShell, "srun", srun};
-  c.argv.insert(c.argv.end(), argv.begin() + 1, argv.end());
-  c.env = env;
-  c.cwd = cwd;
+  c.argv.insert(c.argv.end(), step->argv.begin() + 1, step->argv.end());
+  c.cwd = step->cwd;
   c.identity = subprocess::Identity{spec.uid, spec.gid, spec.groups};
   c.fds = {{0, in}, {1, out}, {2, err}, {3, status}};
   c.detached = true;
@@ -192,7 +169,10 @@ Result<pid_t> StartSrun(const WorkloadSpec& spec, const std::vector<std::string>
   std::vector<UniqueFd> cgroups = CgroupsOf(like);
   c.cgroup_procs = Raw(cgroups);
   c.rlimits = LimitsOf(like);
-  return subprocess::Start(c);
+  CEDANA_ASSIGN_OR_RETURN(step->srun_pid, subprocess::Start(c));
+  auto pidfd = PidfdOf(step->srun_pid);
+  step->srun_pidfd = pidfd.has_value() ? pidfd->Release() : -1;
+  return OkStatus();
 }
 
 // Why the tasks of a step with this srun command line and environment cannot run inside the
@@ -332,17 +312,12 @@ Result<Message> HandleSrun(NodeContext& node, const Caller& caller, const Daemon
   step.env = req.env;
   step.cwd = req.cwd;
   step.not_captured = WhyNotCaptured(req.argv, req.env);
-  std::vector<std::string> extra;
-  if (step.not_captured.empty()) extra.push_back(kStepEq + step.name);
-  Result<pid_t> srun =
-      StartSrun(spec, req.argv, SrunEnvironment(req.env, extra), req.cwd, fds[0].get(),
-                fds[1].get(), fds[2].get(), fds[3].get(), caller.pid);
-  if (!srun.has_value()) return srun.error().WithContext("running srun for workload " + spec.id);
-  step.srun_pid = *srun;
-  auto pidfd = PidfdOf(*srun);
-  step.srun_pidfd = pidfd.has_value() ? pidfd->Release() : -1;
+  if (Status s = StartSrun(spec, &step, fds[0].get(), fds[1].get(), fds[2].get(), fds[3].get(),
+                           caller.pid);
+      !s.ok())
+    return s.WithContext("running srun for workload " + spec.id);
   log::Info("srun: workload {}: step {} (`{}`) as pid {}{}", spec.id, step.name,
-            fmt::join(req.argv, " "), *srun,
+            fmt::join(req.argv, " "), step.srun_pid,
             step.not_captured.empty() ? "" : ", its tasks outside the workload");
   Message reply = {{"step", step.name}, {"captured", step.not_captured.empty()}};
   node.steps().Add(std::move(step));
@@ -415,7 +390,7 @@ nlohmann::json DescribeSteps(NodeContext& node, const std::string& workload_id) 
   for (const JobStep& s : node.steps().Running(workload_id)) {
     nlohmann::json tasks = nlohmann::json::array();
     for (const auto& [rank, k] : s.keepers) {
-      const pid_t ns_pid = NsPidOf(k.pid);
+      const pid_t ns_pid = engine::NamespacePid(k.pid);
       if (ns_pid == 0) continue;  // its task has ended
       nlohmann::json pipes = nlohmann::json::array();
       for (int i = 0; i < 3; ++i) {
@@ -429,7 +404,7 @@ nlohmann::json DescribeSteps(NodeContext& node, const std::string& workload_id) 
     steps.push_back({{"argv", s.argv},
                      {"env", s.env},
                      {"cwd", s.cwd},
-                     {"relay_ns_pid", NsPidOf(s.relay_pid)},
+                     {"relay_ns_pid", engine::NamespacePid(s.relay_pid)},
                      {"status_ino", PipeInodeOf(s.relay_pid, kWaiterStatusFd)},
                      {"tasks", tasks}});
   }
@@ -476,7 +451,7 @@ void ResumeSteps(NodeContext& node, const WorkloadSpec& spec, pid_t init_pid,
   for (const nlohmann::json& s : steps) {
     const auto argv = s.value("argv", std::vector<std::string>{});
     const std::string what = fmt::format("step `{}` of workload {}", fmt::join(argv, " "), spec.id);
-    const pid_t waiter = NodePidIn(init_pid, s.value("relay_ns_pid", 0));
+    const pid_t waiter = engine::TreeProcessWithNamespacePid(init_pid, s.value("relay_ns_pid", 0));
     if (argv.empty() || waiter == 0) {
       log::Warn("restore: {}: its srun relay was not restored; the step is not resumed", what);
       continue;
@@ -491,7 +466,7 @@ void ResumeSteps(NodeContext& node, const WorkloadSpec& spec, pid_t init_pid,
     step.restored = true;
     for (const nlohmann::json& t : s.value("tasks", nlohmann::json::array())) {
       StepKeeper k;
-      k.pid = NodePidIn(init_pid, t.value("ns_pid", 0));
+      k.pid = engine::TreeProcessWithNamespacePid(init_pid, t.value("ns_pid", 0));
       const nlohmann::json pipes = t.value("pipes", nlohmann::json::array());
       if (k.pid == 0 || pipes.size() != 3) continue;
       // Where its pipes are, and which pipes they are now (the supervisor's): the next
@@ -504,33 +479,27 @@ void ResumeSteps(NodeContext& node, const WorkloadSpec& spec, pid_t init_pid,
     }
     // The waiter's stdio are what the relay had (a pipe to the job's output, or to another
     // process of the script): the new srun's. Its status pipe is a new one (the supervisor's);
-    // a second write end is opened through /proc.
-    Result<pid_t> srun = [&]() -> Result<pid_t> {
+    // a second write end is opened through /proc. If srun cannot start, the script reads 1.
+    UniqueFd status(::open(fmt::format("/proc/{}/fd/{}", waiter, kWaiterStatusFd).c_str(),
+                           O_WRONLY | O_CLOEXEC));
+    Status started = [&]() -> Status {
+      if (!status.valid()) return ErrnoStatus(errno, "opening the relay's status pipe");
       CEDANA_ASSIGN_OR_RETURN(UniqueFd pidfd, PidfdOf(waiter));
       std::vector<UniqueFd> fds;
       for (int fd : {kWaiterStdinFd, 1, 2}) {
         CEDANA_ASSIGN_OR_RETURN(UniqueFd f, TakeFd(pidfd.get(), waiter, fd));
         fds.push_back(std::move(f));
       }
-      UniqueFd status(::open(fmt::format("/proc/{}/fd/{}", waiter, kWaiterStatusFd).c_str(),
-                             O_WRONLY | O_CLOEXEC));
-      if (!status.valid()) return ErrnoStatus(errno, "opening the relay's status pipe");
-      return StartSrun(spec, argv, SrunEnvironment(step.env, {kStepEq + step.name}), step.cwd,
-                       fds[0].get(), fds[1].get(), fds[2].get(), status.get(), waiter);
+      return StartSrun(spec, &step, fds[0].get(), fds[1].get(), fds[2].get(), status.get(), waiter);
     }();
-    if (!srun.has_value()) {
-      log::Warn("restore: {}: {}", what, srun.error().ToString());
-      if (UniqueFd status(::open(fmt::format("/proc/{}/fd/{}", waiter, kWaiterStatusFd).c_str(),
-                                 O_WRONLY | O_CLOEXEC));
-          status.valid() && ::write(status.get(), "1\n", 2) < 0) {
+    if (!started.ok()) {
+      log::Warn("restore: {}: {}", what, started.ToString());
+      if (status.valid() && ::write(status.get(), "1\n", 2) < 0) {
       }
       continue;
     }
-    step.srun_pid = *srun;
-    auto pidfd = PidfdOf(*srun);
-    step.srun_pidfd = pidfd.has_value() ? pidfd->Release() : -1;
     log::Info("restore: {}: resumed as step {} (srun pid {}, {} task(s) to attach)", what,
-              step.name, *srun, step.keepers.size());
+              step.name, step.srun_pid, step.keepers.size());
     node.steps().Add(std::move(step));
   }
 }

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "common/fd_relay.h"
 #include "common/fs.h"
 #include "common/log.h"
 #include "common/subprocess.h"
@@ -40,11 +41,6 @@ void Report(int fd, const Status& status, pid_t pid) {
     // The daemon gave up waiting; state.json still tells the outcome.
   }
   ::close(fd);
-}
-
-uint64_t InodeOf(int fd) {
-  struct stat st {};
-  return ::fstat(fd, &st) == 0 ? st.st_ino : 0;
 }
 
 // The workload's output file. The default one in the daemon's own record dir is created by
@@ -159,24 +155,6 @@ Result<pid_t> RestoreWithCriu(const WorkloadSpec& spec, Pipes& pipes,
   return criu.RestoreDirect(req);
 }
 
-// Copies what is readable from `from` to `to`; false at end of stream.
-bool Relay(int from, int to) {
-  char buf[65536];
-  ssize_t n = ::read(from, buf, sizeof buf);
-  if (n < 0) return errno == EINTR || errno == EAGAIN;
-  if (n == 0) return false;
-  ssize_t off = 0;
-  while (off < n) {
-    ssize_t w = ::write(to, buf + off, n - off);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return true;  // output unwritable (disk full): drop, keep draining the pipe
-    }
-    off += w;
-  }
-  return true;
-}
-
 // What is left of the workload once its top process has gone (orphans reparented to us, the
 // subreaper): killed and reaped, as the kernel does for a PID namespace whose init exits. In
 // unprivileged mode there is no such namespace, and an orphan left to init would keep the
@@ -232,7 +210,7 @@ void SuperviseUntilExit(WorkloadRecords& records, const std::string& id, Workloa
     }
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd >= 0 && (fds[i].revents & (POLLIN | POLLHUP | POLLERR))) {
-        bool more = Relay(fds[i].fd, i == 0 ? out_file : err_file);
+        bool more = RelayAvailable(fds[i].fd, i == 0 ? out_file : err_file);
         if (!more) (i == 0 ? out_r : err_r).Reset();
       }
     }

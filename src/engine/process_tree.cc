@@ -87,6 +87,25 @@ std::optional<uint64_t> StatusNumber(pid_t pid, std::string_view key) {
   return std::nullopt;
 }
 
+pid_t NamespacePid(pid_t pid) {
+  auto text = fs::ReadFile("/proc/" + std::to_string(pid) + "/status");
+  if (!text.has_value()) return 0;
+  std::istringstream lines(*text);
+  for (std::string line; std::getline(lines, line);)
+    if (line.starts_with("NSpid:"))
+      return static_cast<pid_t>(
+          std::strtol(line.c_str() + line.find_last_of(" \t") + 1, nullptr, 10));
+  return 0;
+}
+
+pid_t TreeProcessWithNamespacePid(pid_t root, pid_t ns_pid) {
+  auto tree = ProcessTreeOf(root);
+  if (!tree.has_value()) return 0;
+  for (pid_t pid : *tree)
+    if (NamespacePid(pid) == ns_pid) return pid;
+  return 0;
+}
+
 uint64_t TreeResidentBytes(pid_t root) {
   auto tree = ProcessTreeOf(root);
   if (!tree.has_value()) return 0;

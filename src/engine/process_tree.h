@@ -28,6 +28,12 @@ uint64_t ProcessStartTime(pid_t pid);
 // The number of a /proc/<pid>/status line ("TracerPid", "VmRSS" in kB); nullopt when the process
 // or the line is missing.
 std::optional<uint64_t> StatusNumber(pid_t pid, std::string_view key);
+// Its pid in its own (innermost) PID namespace, the last field of /proc/<pid>/status's NSpid;
+// 0 when it is gone.
+pid_t NamespacePid(pid_t pid);
+// The process of the tree of `root` whose pid in its namespace is `ns_pid`, by its pid here;
+// 0 if none is.
+pid_t TreeProcessWithNamespacePid(pid_t root, pid_t ns_pid);
 // The resident memory of the tree (VmRSS summed, so pages shared between its processes count
 // once per process): about what a dump writes. 0 when root does not exist.
 uint64_t TreeResidentBytes(pid_t root);

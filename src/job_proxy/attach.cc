@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -13,7 +12,6 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <thread>
 
@@ -25,13 +23,12 @@
 #include "job_proxy/job_deadlines.h"
 #include "job_proxy/job_polling.h"
 #include "job_proxy/slurm_job.h"
+#include "job_proxy/task_process.h"
 #include "job_proxy/time_limit.h"
 #include "protocol/client.h"
 #include "protocol/daemon_reply.h"
 #include "protocol/daemon_request.h"
 #include "slurm/batch_script_env.h"
-
-extern char** environ;
 
 namespace cedana::job_proxy {
 namespace {
@@ -95,43 +92,14 @@ std::string Env(const char* name, const std::string& fallback = "") {
   return v && *v ? v : fallback;
 }
 
-// The environment SLURM started us with. A cedana-slurm carrying file capabilities (the seeds'
-// setcap for unprivileged mode) runs as a secure exec, and glibc then removes LD_LIBRARY_PATH,
-// TMPDIR, LOCPATH and the like from `environ`; the job must still get them, so they are read
-// back from /proc/self/environ, which keeps the strings execve passed.
-std::vector<std::string> StartEnvironment() {
-  std::vector<std::string> env;
-  if (::getauxval(AT_SECURE) != 0) {
-    std::ifstream in("/proc/self/environ", std::ios::binary);
-    for (std::string kv; std::getline(in, kv, '\0');)
-      if (!kv.empty()) env.push_back(kv);
-    if (!env.empty()) return env;
-  }
-  for (char** e = environ; *e; ++e) env.emplace_back(*e);
-  return env;
-}
-
 std::vector<std::string> JobEnvironment() {
-  std::vector<std::string> env;
-  for (std::string& kv : StartEnvironment()) {
-    if (kv.rfind("CEDANA_SLURM_ATTACH=", 0) == 0 || kv.rfind("CEDANA_SLURM_ORIG_ARGV0=", 0) == 0)
-      continue;
-    env.push_back(std::move(kv));
-  }
-  return env;
+  return StartEnvironment({"CEDANA_SLURM_ATTACH", "CEDANA_SLURM_ORIG_ARGV0"});
 }
 
 [[noreturn]] void ExecUnmanaged(const std::vector<std::string>& argv, JobLog& log,
                                 const std::string& why) {
   log("{}; the job runs without checkpointing", why);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::vector<std::string> env = JobEnvironment();
-  std::vector<char*> envp;
-  for (auto& kv : env) envp.push_back(kv.data());
-  envp.push_back(nullptr);
-  ::execvpe(args[0], args.data(), envp.data());
+  ExecTask(argv, JobEnvironment(), argv[0]);
   log("cannot exec {}: {}", argv[0], std::strerror(errno));
   ::_exit(127);
 }

@@ -17,13 +17,13 @@
 #include <fmt/format.h>
 
 #include "common/config.h"
+#include "common/fd_relay.h"
 #include "common/srun_relay.h"
 #include "common/subprocess.h"
 #include "common/unique_fd.h"
+#include "job_proxy/task_process.h"
 #include "protocol/client.h"
 #include "protocol/daemon_request.h"
-
-extern char** environ;
 
 namespace cedana::job_proxy {
 namespace {
@@ -31,18 +31,6 @@ namespace {
 std::string Env(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
-}
-
-std::vector<std::string> Environment(std::initializer_list<std::string_view> without) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) {
-    std::string_view kv(*e);
-    bool drop = false;
-    for (std::string_view name : without)
-      drop = drop || (kv.starts_with(name) && kv.size() > name.size() && kv[name.size()] == '=');
-    if (!drop) env.emplace_back(kv);
-  }
-  return env;
 }
 
 std::string SocketPath() {
@@ -62,12 +50,7 @@ Result<protocol::Message> Ask(const std::string& socket, const protocol::DaemonR
 
 [[noreturn]] void Exec(const std::vector<std::string>& argv, std::vector<std::string> env,
                        const std::string& program) {
-  std::vector<char*> args, envp;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  for (auto& kv : env) envp.push_back(kv.data());
-  envp.push_back(nullptr);
-  ::execvpe(program.c_str(), args.data(), envp.data());
+  ExecTask(argv, std::move(env), program);
   std::fprintf(stderr, "cedana: cannot exec %s: %s\n", program.c_str(), std::strerror(errno));
   ::_exit(127);
 }
@@ -75,7 +58,7 @@ Result<protocol::Message> Ask(const std::string& socket, const protocol::DaemonR
 // The real srun, as without cedana: the relay out of PATH and of the environment.
 [[noreturn]] void ExecRealSrun(const std::vector<std::string>& argv) {
   const std::string path = PathWithout(Env("PATH"), Env(std::string(kSrunRelayVar).c_str()));
-  std::vector<std::string> env = Environment({kSrunRelayVar, "PATH"});
+  std::vector<std::string> env = StartEnvironment({kSrunRelayVar, "PATH"});
   env.push_back("PATH=" + path);
   auto srun = subprocess::FindProgram("srun", path);
   if (!srun.has_value()) {
@@ -88,23 +71,6 @@ Result<protocol::Message> Ask(const std::string& socket, const protocol::DaemonR
 bool IsDevNull(int fd) {
   struct stat st {};
   return ::fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
-}
-
-// Copies what `from` has to `to`; false at its end. Output nobody reads any more is dropped.
-bool Copy(int from, int to) {
-  char buf[65536];
-  ssize_t n = ::read(from, buf, sizeof buf);
-  if (n < 0) return errno == EINTR || errno == EAGAIN;
-  if (n == 0) return false;
-  for (ssize_t off = 0; off < n;) {
-    ssize_t w = ::write(to, buf + off, n - off);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    off += w;
-  }
-  return true;
 }
 
 // Relays between the keeper's pipes and ours until its status came and its output ended. The
@@ -124,12 +90,15 @@ int RelayKeeper(UniqueFd in_w, UniqueFd out_r, UniqueFd err_r, UniqueFd status_r
       if (errno == EINTR) continue;
       break;
     }
-    if (in_open && (p[0].revents & (POLLIN | POLLHUP)) && !Copy(STDIN_FILENO, in_w.get())) {
+    if (in_open && (p[0].revents & (POLLIN | POLLHUP)) &&
+        !RelayAvailable(STDIN_FILENO, in_w.get())) {
       in_w.Reset();
       in_open = false;
     }
-    if ((p[1].revents & (POLLIN | POLLHUP)) && !Copy(out_r.get(), STDOUT_FILENO)) out_r.Reset();
-    if ((p[2].revents & (POLLIN | POLLHUP)) && !Copy(err_r.get(), STDERR_FILENO)) err_r.Reset();
+    if ((p[1].revents & (POLLIN | POLLHUP)) && !RelayAvailable(out_r.get(), STDOUT_FILENO))
+      out_r.Reset();
+    if ((p[2].revents & (POLLIN | POLLHUP)) && !RelayAvailable(err_r.get(), STDERR_FILENO))
+      err_r.Reset();
     if (p[3].revents & (POLLIN | POLLHUP)) {
       char buf[64];
       ssize_t n = ::read(status_r.get(), buf, sizeof buf);
@@ -158,7 +127,7 @@ void RunSrunRelay(const std::vector<std::string>& argv) {
   protocol::DaemonRequest req = protocol::RequestOf(protocol::DaemonOp::kSrun);
   req.argv = argv;
   req.argv[0] = "srun";
-  req.env = Environment({});
+  req.env = StartEnvironment();
   std::error_code ec;
   req.cwd = std::filesystem::current_path(ec).string();
   req.caller_fds = {status.w.get()};
@@ -184,7 +153,7 @@ void RunSrunRelay(const std::vector<std::string>& argv) {
 
 int RunStepTask(const std::vector<std::string>& argv) {
   std::vector<std::string> env =
-      Environment({"CEDANA_SLURM_STEP_TASK", "CEDANA_SLURM_ORIG_ARGV0", kStepVar});
+      StartEnvironment({"CEDANA_SLURM_STEP_TASK", "CEDANA_SLURM_ORIG_ARGV0", kStepVar});
   // SIGTERM to a step means its job is being checkpointed (a preemption, scancel, the time limit):
   // the task is in that checkpoint, and this proxy stays to relay it until it is stopped.
   ::signal(SIGTERM, SIG_IGN);
