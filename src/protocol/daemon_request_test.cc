@@ -83,7 +83,8 @@ INSTANTIATE_TEST_SUITE_P(
              Code::kOk},
         Case{"SrunWithoutItsStatusPipe", R"({"v":1,"op":"srun","argv":["srun","hostname"]})",
              Code::kInvalidArgument},
-        Case{"CallerFdAsText", R"({"v":1,"op":"srun","caller_fds":["5"]})", Code::kInvalidArgument},
+        // With an op that reads no descriptors: the type is refused whichever op.
+        Case{"CallerFdAsText", R"({"v":1,"op":"ping","caller_fds":["5"]})", Code::kInvalidArgument},
         Case{"CallerFdPastItsRange", R"({"v":1,"op":"srun","caller_fds":[4294967301]})",
              Code::kInvalidArgument},
         Case{
@@ -91,6 +92,9 @@ INSTANTIATE_TEST_SUITE_P(
             R"({"v":1,"op":"step_task","step":"st-1","task":1,"argv":["a"],"caller_fds":[-1,4,5,6]})",
             Code::kOk},
         Case{"StepTaskWithoutItsStep", R"({"v":1,"op":"step_task","caller_fds":[-1,4,5,6]})",
+             Code::kInvalidArgument},
+        Case{"StepTaskWithThreeFds",
+             R"({"v":1,"op":"step_task","step":"st-1","caller_fds":[-1,4,5]})",
              Code::kInvalidArgument},
         Case{"StepTaskWithoutItsOutput",
              R"({"v":1,"op":"step_task","step":"st-1","caller_fds":[-1,-1,5,6]})",
