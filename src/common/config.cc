@@ -224,6 +224,11 @@ const std::vector<KeySpec>& Specs() {
                        {&Config::node, &NodeConfig::daemon_metrics_port}, 0, 65535,
                        "Port on 127.0.0.1 where the node daemon serves /metrics to Prometheus "
                        "(dumps, restores, phases, refusals); 0 = off."));
+    s.push_back(IntKey("daemon.peer_port", "CEDANA_DAEMON_PEER_PORT",
+                       {&Config::node, &NodeConfig::daemon_peer_port}, 0, 65535,
+                       "Port where the node daemon answers the other nodes' daemons (munge "
+                       "credentials both ways), for jobs checkpointed over several nodes; the "
+                       "same on every node. 0 = off."));
     s.push_back(StringKey("controller.listen", "CEDANA_CONTROLLER_LISTEN",
                           {&Config::controller, &ControllerConfig::listen}, "host:port",
                           "Address of the controller's HTTP server (API, web UI, installer).",

@@ -120,6 +120,10 @@ struct NodeConfig {
   // daemon.metrics_port (CEDANA_DAEMON_METRICS_PORT): port on 127.0.0.1 where the node daemon
   // serves GET /metrics (daemon/metrics_server.h); 0 = off (the default). 0..65535.
   int daemon_metrics_port = 0;
+  // daemon.peer_port (CEDANA_DAEMON_PEER_PORT): port where the node daemon answers the other
+  // nodes' daemons (daemon/peer_link.h), for jobs checkpointed over several nodes; the same on
+  // every node. 0 = off. Default 6830.
+  int daemon_peer_port = 6830;
   // slurm.unprivileged (CEDANA_SLURM_UNPRIVILEGED): dump/restore as the job's user. 0|1.
   bool slurm_unprivileged = false;
   // slurm.requeue_on_timeout (CEDANA_SLURM_REQUEUE_ON_TIMEOUT): the site allows jobs that ask

@@ -16,6 +16,11 @@ namespace cedana {
 inline constexpr std::string_view kSrunRelayVar = "CEDANA_SRUN_RELAY";
 // The step a task belongs to, in the environment of the tasks of an srun the daemon started.
 inline constexpr std::string_view kStepVar = "CEDANA_STEP";
+// A step over several nodes: its tasks on the nodes without the batch script run as workloads of
+// their own (daemon/step_parts.h), labelled "<job label>.<step>.r<rank>". When the step resumes
+// from a checkpoint, its new srun's tasks find their parts here: "<rank>=<label>/<checkpoint id>"
+// for each, separated by ';'.
+inline constexpr std::string_view kStepPartsVar = "CEDANA_STEP_PARTS";
 
 // The waiter reads srun's exit status from its stdin, with no redirection a shell would move
 // descriptors for (a shell keeps a descriptor it redirects at 10 while the command runs); the

@@ -22,6 +22,7 @@
 #include "daemon/dump_plan.h"
 #include "daemon/dump_rollback.h"
 #include "daemon/srun_steps.h"
+#include "daemon/step_parts.h"
 #include "daemon/tcp_policy.h"
 #include "image/checkpoint_listing.h"
 #include "image/image_creds.h"
@@ -118,6 +119,11 @@ Result<DumpOutcome> DumpResolved(NodeContext& node, const DumpTarget& target,
   if (!target.workload_id.empty())
     if (nlohmann::json steps = DescribeSteps(node, target.workload_id); !steps.empty())
       m.workload["steps"] = std::move(steps);
+  // Steps with tasks on other nodes: those nodes dump them meanwhile (daemon/step_parts.h).
+  std::unique_ptr<RemoteParts> remote;
+  if (!target.workload_id.empty()) {
+    CEDANA_ASSIGN_OR_RETURN(remote, RemoteParts::Begin(node, target.workload_id, m.id, options));
+  }
 
   DumpImagesSetup setup;
   setup.store = store.get();
@@ -172,6 +178,8 @@ Result<DumpOutcome> DumpResolved(NodeContext& node, const DumpTarget& target,
   m.images_bytes = stored.images_bytes;
   m.chunk_index = stored.chunk_index;
   if (m.chunk_index) m.format_version = image::kDedupManifestFormatVersion;
+  if (remote) CEDANA_RETURN_IF_ERROR(remote->Collect(&m));
+  if (options.before_commit) CEDANA_RETURN_IF_ERROR(options.before_commit(&m));
 
   // Commit. Left running, the tree was stopped while CRIU ran; otherwise it stays stopped until
   // the commit (then it is killed, or continued if the commit fails).
@@ -188,6 +196,7 @@ Result<DumpOutcome> DumpResolved(NodeContext& node, const DumpTarget& target,
         << "committing checkpoint " << m.id;
   }
   rollback.Committed();
+  if (remote) remote->Commit();
   const auto committed = Clock::now();
   (void)FaultAt("dump:committed");  // a pause only: past the commit nothing rolls back
 

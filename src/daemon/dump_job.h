@@ -29,6 +29,10 @@ struct DumpOptions {
   std::string label;              // "" = the workload's label
   std::string reason = "manual";  // why (common/checkpoint_reason.h), kept in the manifest
   int64_t waited_ms = 0;          // in the dump queue before it started, for its log line
+  // Called once the checkpoint is stored, before its commit (the tree still stopped unless left
+  // running): an error rolls the dump back as any failed step does. A part of a job over several
+  // nodes waits here for the batch node's word (daemon/step_parts.h).
+  std::function<Status(image::Manifest*)> before_commit;
 };
 
 struct DumpOutcome {

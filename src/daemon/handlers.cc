@@ -413,6 +413,8 @@ Result<Message> HandleRestore(NodeContext& node, const Caller& caller, const Dae
   o.stdout_path = req.stdout_path;
   o.stderr_path = req.stderr_path;
   o.job_id = req.job_id;
+  o.owner_pid = req.owner_pid;
+  CEDANA_RETURN_IF_ERROR(CheckOwnerPid(caller, o.owner_pid));
   CEDANA_RETURN_IF_ERROR(CheckDir(node, caller, o.dir));
   CEDANA_RETURN_IF_ERROR(CheckJobId(node, caller, o.job_id));
   CEDANA_RETURN_IF_ERROR(CheckOutputPath(caller, o.stdout_path));

@@ -3,6 +3,8 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <charconv>
+
 #include <fmt/format.h>
 
 namespace cedana::daemon {
@@ -65,16 +67,42 @@ void JobSteps::NotCaptured(const std::string& name, const std::string& why) {
 }
 
 void JobSteps::AddKeeper(const std::string& name, int rank, const StepKeeper& keeper,
-                         int expected_tasks, int nodes) {
+                         const JobStep& placement) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = steps_.find(name);
     if (it == steps_.end()) return;
-    it->second.keepers[rank] = keeper;
-    if (expected_tasks > 0) it->second.expected_tasks = expected_tasks;
-    if (nodes > 0) it->second.nodes = nodes;
+    JobStep& s = it->second;
+    s.keepers[rank] = keeper;
+    if (placement.expected_tasks > 0) s.expected_tasks = placement.expected_tasks;
+    if (placement.all_tasks > 0) s.all_tasks = placement.all_tasks;
+    if (placement.nodes > 0) s.nodes = placement.nodes;
+    if (!placement.node_list.empty()) s.node_list = placement.node_list;
+    if (!placement.node_name.empty()) s.node_name = placement.node_name;
   }
   changed_.notify_all();
+}
+
+int TasksOnNode(std::string_view per_node, int node_index) {
+  int first = 0;  // the first node the next group speaks of
+  while (!per_node.empty()) {
+    const size_t comma = per_node.find(',');
+    std::string_view group = per_node.substr(0, comma);
+    per_node = comma == std::string_view::npos ? "" : per_node.substr(comma + 1);
+    int tasks = 0, times = 1;
+    auto [end, ec] = std::from_chars(group.data(), group.data() + group.size(), tasks);
+    if (ec != std::errc()) return 0;
+    std::string_view rest(end, group.data() + group.size() - end);
+    if (rest.starts_with("(x")) {
+      auto [e2, ec2] = std::from_chars(rest.data() + 2, rest.data() + rest.size(), times);
+      if (ec2 != std::errc() || e2 != rest.data() + rest.size() - 1 || rest.back() != ')') return 0;
+    } else if (!rest.empty()) {
+      return 0;
+    }
+    if (node_index < first + times) return node_index >= first ? tasks : 0;
+    first += times;
+  }
+  return 0;
 }
 
 bool JobSteps::Ended(const JobStep& s) const {
@@ -96,12 +124,6 @@ std::string JobSteps::Unsettled(const std::string& workload_id,
     if (!s.not_captured.empty()) {
       *never = true;
       return fmt::format("{} runs outside the job's processes ({})", what, s.not_captured);
-    }
-    if (s.nodes > 1) {
-      *never = true;
-      return fmt::format(
-          "{} runs tasks on {} nodes; steps are checkpointed on one node only so far", what,
-          s.nodes);
     }
     if (!s.restored &&
         (s.expected_tasks == 0 || static_cast<int>(s.keepers.size()) < s.expected_tasks))

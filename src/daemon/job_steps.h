@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/result.h"
@@ -42,13 +43,28 @@ struct JobStep {
   // Why its tasks run as without cedana and the workload cannot be checkpointed while it runs
   // ("" = its tasks run in keepers inside the workload).
   std::string not_captured;
-  int expected_tasks = 0;  // SLURM_STEP_NUM_TASKS, from its first task; 0 = none arrived yet
-  int nodes = 1;           // SLURM_STEP_NUM_NODES
+  // Its tasks on this node (from SLURM_STEP_TASKS_PER_NODE), from its first task here; 0 = none
+  // arrived yet.
+  int expected_tasks = 0;
+  int all_tasks = 0;      // SLURM_STEP_NUM_TASKS: on every node
+  int nodes = 1;          // SLURM_STEP_NUM_NODES
+  std::string node_list;  // SLURM_STEP_NODELIST ("compute-[01-02]")
+  std::string node_name;  // this node's name in it (SLURMD_NODENAME)
+  // The name of the step it resumes, over every restore (the first run's `name`): its tasks on
+  // other nodes are workloads labelled after it (daemon/step_parts.h).
+  std::string lineage;
+  // A resumed step's tasks on other nodes, as its new srun tells them (kStepPartsVar).
+  std::string parts;
   std::map<int, StepKeeper> keepers;  // by rank
   // Restored from a checkpoint: its keepers were restored with the workload, and its tasks'
   // proxies attach to them instead of starting new ones.
   bool restored = false;
 };
+
+// How many tasks of a step run on its node number `node_index` (SLURM_NODEID), from
+// SLURM_STEP_TASKS_PER_NODE ("2(x3),1": two on each of the first three nodes, one on the fourth);
+// 0 when the text says nothing of that node.
+int TasksOnNode(std::string_view per_node, int node_index);
 
 class JobSteps {
  public:
@@ -67,13 +83,15 @@ class JobSteps {
   std::optional<JobStep> Find(const std::string& name) const;
   // Marks the step as one whose tasks run outside the workload, saying why.
   void NotCaptured(const std::string& name, const std::string& why);
-  void AddKeeper(const std::string& name, int rank, const StepKeeper& keeper, int expected_tasks,
-                 int nodes);
+  // `placement`: where the step's tasks run, from the task's environment (its
+  // expected_tasks, nodes, node_list and node_name are taken).
+  void AddKeeper(const std::string& name, int rank, const StepKeeper& keeper,
+                 const JobStep& placement);
 
   // Waits up to `wait` until every running step of the workload has all its keepers and no
   // request about it is in flight, then holds new requests off (Begin) until CheckpointDone.
-  // kUnsupported, saying why, when a running step cannot be checkpointed at all (srun --mpi,
-  // tasks on other nodes); kUnavailable when steps were still starting at the end of `wait`.
+  // kUnsupported, saying why, when a running step cannot be checkpointed at all (srun --mpi);
+  // kUnavailable when steps were still starting at the end of `wait`.
   // `relay_settled` says whether a relay's process has become the waiter (a relay still holds
   // its socket to us).
   Status HoldForCheckpoint(const std::string& workload_id, std::chrono::milliseconds wait,

@@ -61,7 +61,9 @@ TEST(JobStepsTest, ATaskArrivingWhileTheCheckpointWaitsLetsItGoOn) {
   steps.Add(Step("st-1", 2, 1));
   std::thread second([&] {
     std::this_thread::sleep_for(milliseconds(100));
-    steps.AddKeeper("st-1", 1, StepKeeper{101, {}, {}}, 2, 1);
+    JobStep placement;
+    placement.expected_tasks = 2;
+    steps.AddKeeper("st-1", 1, StepKeeper{101, {}, {}}, placement);
   });
   Status s = steps.HoldForCheckpoint("wl-1", milliseconds(5000), Settled);
   second.join();
@@ -85,20 +87,44 @@ TEST(JobStepsTest, ARequestInFlightIsWaitedFor) {
   EXPECT_TRUE(steps.HoldForCheckpoint("wl-1", milliseconds(0), Settled).ok());
 }
 
-TEST(JobStepsTest, StepsOutsideTheJobOrOnOtherNodesAreRefusedSayingWhy) {
+TEST(JobStepsTest, StepsOutsideTheJobAreRefusedSayingWhy) {
   JobSteps steps;
   steps.Add(Step("st-1", 1, 1));
   steps.NotCaptured("st-1", "srun --mpi=pmi2: its ranks talk to slurmstepd");
   Status s = steps.HoldForCheckpoint("wl-1", milliseconds(0), Settled);
   EXPECT_EQ(s.code(), Code::kUnsupported) << s.ToString();
   EXPECT_NE(s.message().find("srun --mpi=pmi2"), std::string::npos) << s.message();
+}
 
-  JobSteps two_nodes;
-  two_nodes.Add(Step("st-2", 2, 0));
-  two_nodes.AddKeeper("st-2", 0, StepKeeper{100, {}, {}}, 2, 2);
-  s = two_nodes.HoldForCheckpoint("wl-1", milliseconds(0), Settled);
-  EXPECT_EQ(s.code(), Code::kUnsupported) << s.ToString();
-  EXPECT_NE(s.message().find("on 2 nodes"), std::string::npos) << s.message();
+TEST(JobStepsTest, AStepOnTwoNodesWaitsOnlyForItsTasksOnThisNode) {
+  JobSteps steps;
+  steps.Add(Step("st-2", 0, 0));
+  JobStep placement;
+  placement.expected_tasks = 1;  // of its 2: the other runs on compute-02
+  placement.nodes = 2;
+  placement.node_list = "compute-[01-02]";
+  placement.node_name = "compute-01";
+  steps.AddKeeper("st-2", 0, StepKeeper{100, {}, {}}, placement);
+  EXPECT_TRUE(steps.HoldForCheckpoint("wl-1", milliseconds(0), Settled).ok());
+  std::optional<JobStep> s = steps.Find("st-2");
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->nodes, 2);
+  EXPECT_EQ(s->node_list, "compute-[01-02]");
+  EXPECT_EQ(s->node_name, "compute-01");
+}
+
+TEST(JobStepsTest, TasksOnANodeComeFromSlurmsTasksPerNode) {
+  EXPECT_EQ(TasksOnNode("1(x2)", 0), 1);
+  EXPECT_EQ(TasksOnNode("1(x2)", 1), 1);
+  EXPECT_EQ(TasksOnNode("1(x2)", 2), 0);
+  EXPECT_EQ(TasksOnNode("2(x3),1", 2), 2);
+  EXPECT_EQ(TasksOnNode("2(x3),1", 3), 1);
+  EXPECT_EQ(TasksOnNode("3,1", 0), 3);
+  EXPECT_EQ(TasksOnNode("3,1", 1), 1);
+  EXPECT_EQ(TasksOnNode("4", 0), 4);
+  EXPECT_EQ(TasksOnNode("", 0), 0);
+  EXPECT_EQ(TasksOnNode("2(x", 0), 0);
+  EXPECT_EQ(TasksOnNode("x", 0), 0);
 }
 
 TEST(JobStepsTest, EndedStepsAreNotWaitedForNorDescribed) {

@@ -24,6 +24,7 @@
 #include "daemon/restore_images.h"
 #include "daemon/slurm_spool.h"
 #include "daemon/srun_steps.h"
+#include "daemon/step_parts.h"
 #include "daemon/supervisor.h"
 #include "daemon/tcp_policy.h"
 #include "engine/time_wait.h"
@@ -171,6 +172,9 @@ class RestoreAttempt {
 Result<RestoreOutcome> RestoreAttempt::Run(bool direct) {
   const auto& [ref, m] = c_;
   CEDANA_RETURN_IF_ERROR(image::VerifyManifest(m, node_.cluster_key()));
+  // A step's tasks on other nodes resume from their own parts: all of them must be there.
+  CEDANA_RETURN_IF_ERROR(
+      CheckPartsCommitted(store_, m.owner, m.workload.value("steps", nlohmann::json::array())));
   const auto began = std::chrono::steady_clock::now();
   const std::string images_name = "restore-" + m.id + "-" + NewId("");
   const std::string images_dir = node_.config().node.work_dir + "/" + images_name;

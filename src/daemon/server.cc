@@ -30,7 +30,9 @@
 #include "daemon/handlers.h"
 #include "daemon/housekeeper.h"
 #include "daemon/metrics_server.h"
+#include "daemon/peer_link.h"
 #include "daemon/recovery.h"
+#include "daemon/step_parts.h"
 #include "daemon/thread_group.h"
 #include "engine/breakpoint_probe.h"
 #include "engine/criu_client.h"
@@ -211,6 +213,14 @@ int RunDaemon(const Config& config) {
   MetricsServer metrics(node.metrics());
   if (config.node.daemon_metrics_port > 0)
     if (Status s = metrics.Start(config.node.daemon_metrics_port); !s.ok())
+      log::Warn("daemon: {}", s.ToString());
+  // Declared after node: stopped (its requests and the parts' dumps finished) before node goes.
+  // Without it, this node's parts of jobs over several nodes are not checkpointed.
+  StepPartsService parts(node);
+  PeerServer peers;
+  parts.Serve(peers);
+  if (config.node.daemon_peer_port > 0)
+    if (Status s = peers.Start(config.node.daemon_peer_port); !s.ok())
       log::Warn("daemon: {}", s.ToString());
   // Declared after node: stopped before node goes.
   Housekeeper housekeeper(node);

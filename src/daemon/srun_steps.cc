@@ -24,6 +24,7 @@
 #include "common/subprocess.h"
 #include "common/unique_fd.h"
 #include "daemon/cgroup_join.h"
+#include "daemon/step_parts.h"
 #include "engine/process_tree.h"
 
 namespace cedana::daemon {
@@ -39,12 +40,6 @@ constexpr std::chrono::seconds kStepsSettleWait{10};
 // What the shells around srun and around a step's task (its keeper) run: the command, then its
 // exit status as one line into the status pipe at fd 3, which the command does not inherit.
 constexpr const char* kStatusShell = "\"$@\" 3>&-; echo $? >&3";
-
-std::string EnvValue(const std::vector<std::string>& env, std::string_view key_eq) {
-  for (const std::string& kv : env)
-    if (kv.starts_with(key_eq)) return kv.substr(key_eq.size());
-  return "";
-}
 
 int EnvInt(const std::vector<std::string>& env, std::string_view key_eq) {
   std::string v = EnvValue(env, key_eq);
@@ -155,6 +150,7 @@ Status StartSrun(const WorkloadSpec& spec, JobStep* step, int in, int out, int e
                  pid_t like) {
   std::vector<std::string> extra;
   if (step->not_captured.empty()) extra.push_back(kStepEq + step->name);
+  if (!step->parts.empty()) extra.push_back(fmt::format("{}={}", kStepPartsVar, step->parts));
   subprocess::Command c;
   c.env = SrunEnvironment(step->env, extra);
   CEDANA_ASSIGN_OR_RETURN(std::string srun,
@@ -251,6 +247,12 @@ Message Reply(Message fields) { return protocol::OkResult(std::move(fields)); }
 
 }  // namespace
 
+std::string EnvValue(const std::vector<std::string>& env, std::string_view key_eq) {
+  for (const std::string& kv : env)
+    if (kv.starts_with(key_eq)) return kv.substr(key_eq.size());
+  return "";
+}
+
 Result<std::string> SrunRelayDir() {
   std::filesystem::path self = Readlink("/proc/self/exe");
   std::error_code ec;
@@ -306,6 +308,7 @@ Result<Message> HandleSrun(NodeContext& node, const Caller& caller, const Daemon
   }
   JobStep step;
   step.name = NewId("st-");
+  step.lineage = step.name;
   step.workload_id = spec.id;
   step.relay_pid = caller.pid;
   step.argv = req.argv;
@@ -326,9 +329,9 @@ Result<Message> HandleSrun(NodeContext& node, const Caller& caller, const Daemon
 
 Result<Message> HandleStepTask(NodeContext& node, const Caller& caller, const DaemonRequest& req) {
   std::optional<JobStep> step = node.steps().Find(req.step);
-  // Not a step of this node's daemon (a task on another node of the step, or a daemon restarted
-  // since): the task runs as without cedana.
-  if (!step.has_value()) return Reply({{"mode", "run"}});
+  // Not a step of this node's daemon: a task on another node than the batch script's. It runs
+  // as a workload of its own, which its proxy asks for (daemon/step_parts.h).
+  if (!step.has_value()) return Reply({{"mode", "workload"}});
   CEDANA_ASSIGN_OR_RETURN(WorkloadSpec spec, node.records().LoadSpec(step->workload_id));
   CEDANA_ASSIGN_OR_RETURN(WorkloadState state, node.records().LoadState(step->workload_id));
   CEDANA_RETURN_IF_ERROR(CheckOwner(caller, spec.uid, "step " + step->name));
@@ -380,8 +383,16 @@ Result<Message> HandleStepTask(NodeContext& node, const Caller& caller, const Da
   StepKeeper k;
   k.pid = *keeper;
   for (int i = 0; i < 3; ++i) k.pipe_inos[i] = InodeOf(fds[fds.size() - 3 + i].get());
-  node.steps().AddKeeper(step->name, req.task, k, EnvInt(req.env, "SLURM_STEP_NUM_TASKS="),
-                         EnvInt(req.env, "SLURM_STEP_NUM_NODES="));
+  JobStep placement;
+  placement.nodes = EnvInt(req.env, "SLURM_STEP_NUM_NODES=");
+  placement.all_tasks = EnvInt(req.env, "SLURM_STEP_NUM_TASKS=");
+  placement.expected_tasks = placement.nodes > 1
+                                 ? TasksOnNode(EnvValue(req.env, "SLURM_STEP_TASKS_PER_NODE="),
+                                               EnvInt(req.env, "SLURM_NODEID="))
+                                 : placement.all_tasks;
+  placement.node_list = EnvValue(req.env, "SLURM_STEP_NODELIST=");
+  placement.node_name = EnvValue(req.env, "SLURMD_NODENAME=");
+  node.steps().AddKeeper(step->name, req.task, k, placement);
   return Reply({{"mode", "keeper"}, {"pid", *keeper}});
 }
 
@@ -402,6 +413,7 @@ nlohmann::json DescribeSteps(NodeContext& node, const std::string& workload_id) 
       tasks.push_back({{"rank", rank}, {"ns_pid", ns_pid}, {"pipes", pipes}});
     }
     steps.push_back({{"argv", s.argv},
+                     {"lineage", s.lineage},
                      {"env", s.env},
                      {"cwd", s.cwd},
                      {"relay_ns_pid", engine::NamespacePid(s.relay_pid)},
@@ -458,6 +470,8 @@ void ResumeSteps(NodeContext& node, const WorkloadSpec& spec, pid_t init_pid,
     }
     JobStep step;
     step.name = NewId("st-");
+    step.lineage = s.value("lineage", step.name);
+    step.parts = PartsVariable(s.value("parts", nlohmann::json::array()));
     step.workload_id = spec.id;
     step.relay_pid = waiter;
     step.argv = argv;

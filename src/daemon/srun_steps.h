@@ -15,6 +15,8 @@
 //   namespace pids and pipe inodes of its waiter and keepers. ResumeSteps, once the tree is
 //   restored, starts a new srun for each step with the restored waiter's stdio; its task
 //   proxies attach to the restored keepers' pipes (through /proc/<keeper>/fd).
+// - A step's tasks on other nodes than the batch script's run as workloads of their own there
+//   (HandleStepTask answers "workload"); daemon/step_parts.h puts them into the job's checkpoint.
 #pragma once
 
 #include <sys/types.h>
@@ -32,6 +34,9 @@
 #include "protocol/wire.h"
 
 namespace cedana::daemon {
+
+// The value of `key_eq` ("NAME=") in a KEY=VALUE list; "" when absent.
+std::string EnvValue(const std::vector<std::string>& env, std::string_view key_eq);
 
 // The directory whose `srun` is the relay (installed beside cedana: ../libexec/cedana, a link to
 // cedana-slurm). kNotFound, naming it, when this installation has none: batch scripts then run

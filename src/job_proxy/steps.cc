@@ -23,6 +23,7 @@
 #include "common/unique_fd.h"
 #include "job_proxy/task_process.h"
 #include "protocol/client.h"
+#include "protocol/daemon_reply.h"
 #include "protocol/daemon_request.h"
 
 namespace cedana::job_proxy {
@@ -78,7 +79,7 @@ bool IsDevNull(int fd) {
 // or killed).
 int RelayKeeper(UniqueFd in_w, UniqueFd out_r, UniqueFd err_r, UniqueFd status_r) {
   std::string status;
-  bool status_done = false;
+  bool status_done = !status_r.valid();
   bool in_open = in_w.valid();
   for (;;) {
     pollfd p[4] = {{in_open ? STDIN_FILENO : -1, POLLIN, 0},
@@ -117,6 +118,121 @@ Pipe MakePipe() {
   int fds[2] = {-1, -1};
   if (::pipe2(fds, O_CLOEXEC) != 0) return {};
   return {UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+// "<label>/<checkpoint id>" of rank `rank` in kStepPartsVar's value; "" when it names none.
+std::string PartOf(std::string_view parts, int rank) {
+  const std::string key = std::to_string(rank) + "=";
+  while (!parts.empty()) {
+    const size_t end = parts.find(';');
+    std::string_view entry = parts.substr(0, end);
+    if (entry.starts_with(key)) return std::string(entry.substr(key.size()));
+    parts = end == std::string_view::npos ? "" : parts.substr(end + 1);
+  }
+  return "";
+}
+
+// FIFOs the supervisor of a task's workload writes its output into: an output path it may open
+// (it refuses links, such as /proc/<pid>/fd/<n>), in a directory only this user can enter. A
+// write end of each is held here until the supervisor has its own, so that no end-of-file comes
+// before it.
+struct OutputFifos {
+  std::string dir;
+  UniqueFd out_r, err_r, out_w, err_w;
+  std::string Out() const { return dir + "/stdout"; }
+  std::string Err() const { return dir + "/stderr"; }
+};
+
+Result<OutputFifos> MakeOutputFifos() {
+  OutputFifos f;
+  std::string tmpl = "/tmp/cedana-task-XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) return ErrnoStatus(errno, "making a directory in /tmp");
+  f.dir = tmpl;
+  for (const std::string& path : {f.Out(), f.Err()})
+    if (::mkfifo(path.c_str(), 0600) != 0) return ErrnoStatus(errno, "making FIFO " + path);
+  auto open_both = [](const std::string& path, UniqueFd* r, UniqueFd* w) -> Status {
+    r->Reset(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    w->Reset(::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC));
+    if (!r->valid() || !w->valid()) return ErrnoStatus(errno, "opening FIFO " + path);
+    ::fcntl(r->get(), F_SETFL, ::fcntl(r->get(), F_GETFL) & ~O_NONBLOCK);
+    return OkStatus();
+  };
+  CEDANA_RETURN_IF_ERROR(open_both(f.Out(), &f.out_r, &f.out_w));
+  CEDANA_RETURN_IF_ERROR(open_both(f.Err(), &f.err_r, &f.err_w));
+  return f;
+}
+
+void RemoveOutputFifos(const OutputFifos& f) {
+  ::unlink(f.Out().c_str());
+  ::unlink(f.Err().c_str());
+  ::rmdir(f.dir.c_str());
+}
+
+// A task on another node than its batch script's: a workload of its own (daemon/step_parts.h),
+// or, when the step resumes, its part of the job's checkpoint restored. Its output comes through
+// FIFOs; its exit code is the workload's.
+int RunTaskWorkload(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                    int rank) {
+  Result<OutputFifos> fifos = MakeOutputFifos();
+  if (!fifos.has_value()) {
+    std::fprintf(stderr, "cedana: task %d runs without being checkpointed: %s\n", rank,
+                 fifos.error().message().c_str());
+    Exec(argv, env, argv[0]);
+  }
+  const std::string job = Env("SLURM_JOB_ID");
+  const std::string part = PartOf(Env(std::string(kStepPartsVar).c_str()), rank);
+  protocol::DaemonRequest req;
+  if (const size_t slash = part.find('/'); slash != std::string::npos) {
+    req = protocol::RequestOf(protocol::DaemonOp::kRestore);
+    req.checkpoint_id = part.substr(slash + 1);
+  } else {
+    req = protocol::RequestOf(protocol::DaemonOp::kRun);
+    req.argv = argv;
+    req.env = env;
+    std::error_code ec;
+    req.cwd = std::filesystem::current_path(ec).string();
+    const std::string job_label = Env("CEDANA_CHECKPOINT");
+    req.label = fmt::format("{}.{}.r{}", job_label.empty() ? "job-" + job : job_label,
+                            Env(std::string(kStepVar).c_str()), rank);
+  }
+  req.job_id = job;
+  req.owner_pid = ::getpid();
+  req.stdout_path = fifos->Out();
+  req.stderr_path = fifos->Err();
+  const std::string socket = SocketPath();
+  auto r = Ask(socket, req);
+  RemoveOutputFifos(*fifos);
+  Result<protocol::StartedWorkload> w = r.has_value()
+                                            ? protocol::ParseStartedWorkload(*r)
+                                            : Result<protocol::StartedWorkload>(r.error());
+  if (!w.has_value()) {
+    if (!part.empty()) {
+      // Started afresh it would redo what its checkpoint holds: the step fails instead.
+      std::fprintf(stderr, "cedana: task %d cannot resume from checkpoint %s: %s\n", rank,
+                   part.c_str(), w.error().message().c_str());
+      return 1;
+    }
+    std::fprintf(stderr, "cedana: task %d runs without being checkpointed: %s\n", rank,
+                 w.error().message().c_str());
+    Exec(argv, env, argv[0]);
+  }
+  fifos->out_w.Reset();
+  fifos->err_w.Reset();
+  (void)RelayKeeper(UniqueFd(), std::move(fifos->out_r), std::move(fifos->err_r), UniqueFd());
+  // Its output ended with it (or with its supervisor): its record says how.
+  for (int i = 0; i < 100; ++i) {
+    auto info =
+        protocol::CallDaemon(socket, protocol::RequestOf(protocol::DaemonOp::kInspect, w->id),
+                             protocol::ParseInspectReply);
+    if (info.has_value() && (info->status == "exited" || info->status == "failed"))
+      return info->exit_code;
+    // Stopped by the job's checkpoint: the job ends, and this task resumes with it.
+    if (info.has_value() && info->status == "checkpointed") return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::fprintf(stderr, "cedana: task %d: its workload %s did not report its end\n", rank,
+               w->id.c_str());
+  return 1;
 }
 
 }  // namespace
@@ -177,6 +293,7 @@ int RunStepTask(const std::vector<std::string>& argv) {
   }
   const std::string mode = r->value("mode", "");
   if (mode == "run") Exec(argv, env, argv[0]);
+  if (mode == "workload") return RunTaskWorkload(argv, env, req.task);
   if (mode == "done") return 0;  // it had ended before the checkpoint this job resumed from
   const pid_t keeper = r->value("pid", 0);
   if (mode == "attach") {
