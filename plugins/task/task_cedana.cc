@@ -1,7 +1,8 @@
 // task_cedana.so: the task plugin (TaskPlugin=...,task/cedana). Its one job: when slurmd
 // launches a batch job with CEDANA_ENABLE=1, tell the node daemon "job J belongs to uid U"
-// (op slurm_job_start) before any process of the job exists. slurmd is the only party that
-// knows this first-hand (the launch request is authenticated by munge), so the node daemon
+// (op slurm_job_start) before any process of the job exists; likewise for a step of such a job
+// that the node daemon started (CEDANA_STEP), on every node it runs on. slurmd is the only party
+// that knows this first-hand (the launch request is authenticated by munge), so the node daemon
 // believes a job proxy's job id only when it matches this registration (docs/security.md, D5).
 //
 // Thin by rule (docs/architecture.md, "Code conventions"): one short unix-socket exchange with a
@@ -61,7 +62,8 @@ bool IsTrue(const char* v) {
 
 // The job's user. SLURM 22.05 sends it in the launch request; 23.11 deprecated that field for
 // the job credential's, which slurmctld signed (the credential is verified before this hook).
-bool JobUid(batch_job_launch_msg_t* req, uint32_t* uid) {
+template <typename LaunchMsg>
+bool JobUid(LaunchMsg* req, uint32_t* uid) {
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 0)
   slurm_cred_arg_t* arg = req->cred ? slurm_cred_get_args(req->cred) : nullptr;
   if (!arg) return false;
@@ -73,24 +75,41 @@ bool JobUid(batch_job_launch_msg_t* req, uint32_t* uid) {
   return true;
 }
 
-int BatchRequest(batch_job_launch_msg_t* req) {
-  if (!req || !IsTrue(EnvValue(req->environment, req->envc, "CEDANA_ENABLE"))) return SLURM_SUCCESS;
+// Registers job `job_id` of the request's user with the node daemon, saying why in slurmd's log.
+template <typename LaunchMsg>
+void Register(LaunchMsg* req, uint32_t job_id, const char* what) {
   uint32_t uid = 0;
   if (!JobUid(req, &uid)) {
     slurm_error(
-        "%s: job %u: no job credential to read the user from; the job runs without "
+        "%s: job %u: no job credential to read the user from; the %s runs without "
         "checkpointing",
-        kPrefix, req->job_id);
-    return SLURM_SUCCESS;
+        kPrefix, job_id, what);
+    return;
   }
   const char* env_socket = std::getenv("CEDANA_DAEMON_SOCKET");
   std::string socket_path = env_socket && *env_socket ? env_socket : kDefaultSocket;
-  std::string error = cedana::plugins::RegisterBatchJob(socket_path, req->job_id, uid, kDeadline);
+  std::string error = cedana::plugins::RegisterBatchJob(socket_path, job_id, uid, kDeadline);
   if (error.empty())
-    slurm_info("%s: job %u of uid %u registered with the node daemon", kPrefix, req->job_id, uid);
+    slurm_info("%s: job %u of uid %u registered with the node daemon (%s)", kPrefix, job_id, uid,
+               what);
   else
-    slurm_error("%s: job %u: %s; the job runs without checkpointing", kPrefix, req->job_id,
-                error.c_str());
+    slurm_error("%s: job %u: %s; the %s runs without checkpointing", kPrefix, job_id, error.c_str(),
+                what);
+}
+
+int BatchRequest(batch_job_launch_msg_t* req) {
+  if (!req || !IsTrue(EnvValue(req->environment, req->envc, "CEDANA_ENABLE"))) return SLURM_SUCCESS;
+  Register(req, req->job_id, "job");
+  return SLURM_SUCCESS;
+}
+
+// A step the node daemon started for an enabled job's srun relay (CEDANA_STEP in its
+// environment): on a node without the batch script its tasks run as workloads of the job
+// (docs/architecture.md, "Steps over several nodes"), which the daemon allows only for a job
+// slurmd registered here.
+int LaunchRequest(launch_tasks_request_msg_t* req) {
+  if (!req || EnvValue(req->env, req->envc, "CEDANA_STEP") == nullptr) return SLURM_SUCCESS;
+  Register(req, req->step_id.job_id, "step");
   return SLURM_SUCCESS;
 }
 
@@ -99,7 +118,8 @@ int BatchRequest(batch_job_launch_msg_t* req) {
 // Everything below is the task plugin API: slurmd and slurmstepd resolve all of its symbols when
 // they load the plugin, and refuse it when one is missing. The set is that of SLURM 22.05 and of
 // 23.11 on (which added pre_launch_priv and dropped the suspend, resume and affinity hooks): a
-// symbol a version does not ask for is never looked up. Only the batch request does something.
+// symbol a version does not ask for is never looked up. Only the batch and launch requests do
+// something.
 extern "C" {
 CEDANA_EXPORT int init(void) { return SLURM_SUCCESS; }
 CEDANA_EXPORT int fini(void) { return SLURM_SUCCESS; }
@@ -108,8 +128,10 @@ CEDANA_EXPORT int task_p_slurmd_batch_request(batch_job_launch_msg_t* req) noexc
   return cedana::plugins::HookGuard(kPrefix, "slurmd_batch_request", SLURM_SUCCESS,
                                     [&] { return BatchRequest(req); });
 }
-CEDANA_EXPORT int task_p_slurmd_launch_request(launch_tasks_request_msg_t*, uint32_t, char**) {
-  return SLURM_SUCCESS;
+CEDANA_EXPORT int task_p_slurmd_launch_request(launch_tasks_request_msg_t* req, uint32_t,
+                                               char**) noexcept {
+  return cedana::plugins::HookGuard(kPrefix, "slurmd_launch_request", SLURM_SUCCESS,
+                                    [&] { return LaunchRequest(req); });
 }
 CEDANA_EXPORT int task_p_slurmd_suspend_job(uint32_t) { return SLURM_SUCCESS; }
 CEDANA_EXPORT int task_p_slurmd_resume_job(uint32_t) { return SLURM_SUCCESS; }

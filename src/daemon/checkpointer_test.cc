@@ -4,6 +4,7 @@
 // where a test says. Runs in milliseconds and without root. The real-CRIU suites
 // (tests/integration) cover the same promises end to end.
 #include "daemon/checkpointer.h"
+#include "daemon/step_parts.h"
 
 #include <signal.h>
 
@@ -375,6 +376,55 @@ TEST_P(CheckpointerTest, CommitFailsTreeContinuedStreamsDeleted) {
   EXPECT_EQ(processes_->actions(), Actions{"SIGCONT " + Pid(kPid)});
   EXPECT_FALSE(node_->records().LoadEnd(kWorkload).has_value());
   ExpectNothingLeftOnNode();
+}
+
+// A part of a job over several nodes waits stored, still stopped, for the batch node's word
+// (daemon/step_parts.h): while it waits nothing is committed and the tree is not touched; a
+// word of "no" rolls back as a failed commit does.
+TEST_P(CheckpointerTest, BeforeCommitSeesTheStoredTreeAndItsRefusalRollsBack) {
+  DumpOptions o;
+  o.workload_id = kWorkload;
+  std::string seen_id;
+  size_t committed_then = 99;
+  Actions actions_then{"?"};
+  o.before_commit = [&](image::Manifest* m) -> Status {
+    seen_id = m->id;
+    committed_then = Committed();
+    actions_then = processes_->actions();
+    return AbortedError("the job's checkpoint was not committed");
+  };
+  Result<DumpOutcome> out = Checkpointer(*node_).Dump(Caller{}, o, {});
+  ASSERT_FALSE(out.has_value());
+  EXPECT_EQ(out.error().code(), Code::kAborted) << out.error().ToString();
+  EXPECT_FALSE(seen_id.empty());
+  EXPECT_EQ(committed_then, 0u);
+  EXPECT_EQ(actions_then, Actions{});
+  EXPECT_EQ(Committed() + Uncommitted(), 0u);
+  EXPECT_EQ(processes_->actions(), Actions{"SIGCONT " + Pid(kPid)});
+  ExpectNothingLeftOnNode();
+
+  o.before_commit = [&](image::Manifest*) { return OkStatus(); };
+  ASSERT_TRUE(Checkpointer(*node_).Dump(Caller{}, o, {}).has_value());
+  EXPECT_EQ(Committed(), 1u);
+}
+
+// A restore takes a checkpoint whose parts on other nodes are all committed, and no other.
+TEST_P(CheckpointerTest, PartsNamedByAManifestMustBeCommitted) {
+  Result<DumpOutcome> part = Dump(/*leave_running=*/true);
+  ASSERT_TRUE(part.has_value());
+  const nlohmann::json named = {
+      {{"parts",
+        {{{"label", kLabel}, {"checkpoint_id", part->manifest.id}, {"rank", 1}, {"node", "b"}}}}}};
+  EXPECT_TRUE(CheckPartsCommitted(*store_, part->manifest.owner, named).ok());
+  const nlohmann::json missing = {{{"parts",
+                                    {{{"label", kLabel},
+                                      {"checkpoint_id", "20261206-000000-00000000"},
+                                      {"rank", 1},
+                                      {"node", "b"}}}}}};
+  Status s = CheckPartsCommitted(*store_, part->manifest.owner, missing);
+  EXPECT_EQ(s.code(), Code::kNotFound) << s.ToString();
+  EXPECT_NE(s.message().find("on node b (task 1"), std::string::npos) << s.message();
+  EXPECT_TRUE(CheckPartsCommitted(*store_, part->manifest.owner, nlohmann::json()).ok());
 }
 
 // A tree whose connections CRIU locked gets the lock undone before it is continued.

@@ -72,15 +72,23 @@ void JobSteps::AddKeeper(const std::string& name, int rank, const StepKeeper& ke
     std::lock_guard<std::mutex> lock(mu_);
     auto it = steps_.find(name);
     if (it == steps_.end()) return;
-    JobStep& s = it->second;
-    s.keepers[rank] = keeper;
-    if (placement.expected_tasks > 0) s.expected_tasks = placement.expected_tasks;
-    if (placement.all_tasks > 0) s.all_tasks = placement.all_tasks;
-    if (placement.nodes > 0) s.nodes = placement.nodes;
-    if (!placement.node_list.empty()) s.node_list = placement.node_list;
-    if (!placement.node_name.empty()) s.node_name = placement.node_name;
+    it->second.keepers[rank] = keeper;
+    PlaceLocked(&it->second, placement);
   }
   changed_.notify_all();
+}
+
+void JobSteps::Place(const std::string& name, const JobStep& placement) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = steps_.find(name); it != steps_.end()) PlaceLocked(&it->second, placement);
+}
+
+void JobSteps::PlaceLocked(JobStep* s, const JobStep& placement) {
+  if (placement.expected_tasks > 0) s->expected_tasks = placement.expected_tasks;
+  if (placement.all_tasks > 0) s->all_tasks = placement.all_tasks;
+  if (placement.nodes > 0) s->nodes = placement.nodes;
+  if (!placement.node_list.empty()) s->node_list = placement.node_list;
+  if (!placement.node_name.empty()) s->node_name = placement.node_name;
 }
 
 int TasksOnNode(std::string_view per_node, int node_index) {

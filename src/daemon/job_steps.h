@@ -87,6 +87,8 @@ class JobSteps {
   // expected_tasks, nodes, node_list and node_name are taken).
   void AddKeeper(const std::string& name, int rank, const StepKeeper& keeper,
                  const JobStep& placement);
+  // A restored step's task attached: where the step's tasks run now (the nodes may be others).
+  void Place(const std::string& name, const JobStep& placement);
 
   // Waits up to `wait` until every running step of the workload has all its keepers and no
   // request about it is in flight, then holds new requests off (Begin) until CheckpointDone.
@@ -108,6 +110,7 @@ class JobSteps {
     bool checkpointing = false;
   };
   bool Ended(const JobStep& s) const;
+  static void PlaceLocked(JobStep* s, const JobStep& placement);
   // Why the running steps of `workload_id` cannot be checkpointed now; "" when they can.
   std::string Unsettled(const std::string& workload_id,
                         const std::function<bool(pid_t relay)>& relay_settled, bool* never) const;

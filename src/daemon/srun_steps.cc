@@ -41,6 +41,12 @@ constexpr std::chrono::seconds kStepsSettleWait{10};
 // exit status as one line into the status pipe at fd 3, which the command does not inherit.
 constexpr const char* kStatusShell = "\"$@\" 3>&-; echo $? >&3";
 
+std::string EnvValue(const std::vector<std::string>& env, std::string_view key_eq) {
+  for (const std::string& kv : env)
+    if (kv.starts_with(key_eq)) return kv.substr(key_eq.size());
+  return "";
+}
+
 int EnvInt(const std::vector<std::string>& env, std::string_view key_eq) {
   std::string v = EnvValue(env, key_eq);
   int n = 0;
@@ -194,6 +200,19 @@ bool TalksPmi(const std::vector<std::string>& env) {
   });
 }
 
+// Where a step's tasks run, from one task's environment: its nodes, and its tasks here and in all.
+JobStep PlacementOf(const std::vector<std::string>& env) {
+  JobStep p;
+  p.nodes = EnvInt(env, "SLURM_STEP_NUM_NODES=");
+  p.all_tasks = EnvInt(env, "SLURM_STEP_NUM_TASKS=");
+  p.expected_tasks = p.nodes > 1 ? TasksOnNode(EnvValue(env, "SLURM_STEP_TASKS_PER_NODE="),
+                                               EnvInt(env, "SLURM_NODEID="))
+                                 : p.all_tasks;
+  p.node_list = EnvValue(env, "SLURM_STEP_NODELIST=");
+  p.node_name = EnvValue(env, "SLURMD_NODENAME=");
+  return p;
+}
+
 // Holds off a checkpoint of the workload while a request about its steps is served.
 class StepRequest {
  public:
@@ -246,12 +265,6 @@ Status CheckStepsKnown(NodeContext& node, const std::string& workload_id, pid_t 
 Message Reply(Message fields) { return protocol::OkResult(std::move(fields)); }
 
 }  // namespace
-
-std::string EnvValue(const std::vector<std::string>& env, std::string_view key_eq) {
-  for (const std::string& kv : env)
-    if (kv.starts_with(key_eq)) return kv.substr(key_eq.size());
-  return "";
-}
 
 Result<std::string> SrunRelayDir() {
   std::filesystem::path self = Readlink("/proc/self/exe");
@@ -341,6 +354,7 @@ Result<Message> HandleStepTask(NodeContext& node, const Caller& caller, const Da
   StepRequest request(node.steps(), spec.id);
   CEDANA_RETURN_IF_ERROR(request.Begin());
   if (step->restored) {
+    node.steps().Place(step->name, PlacementOf(req.env));
     auto it = step->keepers.find(req.task);
     if (it == step->keepers.end()) return Reply({{"mode", "done"}});
     const StepKeeper& k = it->second;
@@ -383,16 +397,7 @@ Result<Message> HandleStepTask(NodeContext& node, const Caller& caller, const Da
   StepKeeper k;
   k.pid = *keeper;
   for (int i = 0; i < 3; ++i) k.pipe_inos[i] = InodeOf(fds[fds.size() - 3 + i].get());
-  JobStep placement;
-  placement.nodes = EnvInt(req.env, "SLURM_STEP_NUM_NODES=");
-  placement.all_tasks = EnvInt(req.env, "SLURM_STEP_NUM_TASKS=");
-  placement.expected_tasks = placement.nodes > 1
-                                 ? TasksOnNode(EnvValue(req.env, "SLURM_STEP_TASKS_PER_NODE="),
-                                               EnvInt(req.env, "SLURM_NODEID="))
-                                 : placement.all_tasks;
-  placement.node_list = EnvValue(req.env, "SLURM_STEP_NODELIST=");
-  placement.node_name = EnvValue(req.env, "SLURMD_NODENAME=");
-  node.steps().AddKeeper(step->name, req.task, k, placement);
+  node.steps().AddKeeper(step->name, req.task, k, PlacementOf(req.env));
   return Reply({{"mode", "keeper"}, {"pid", *keeper}});
 }
 
@@ -414,6 +419,10 @@ nlohmann::json DescribeSteps(NodeContext& node, const std::string& workload_id) 
     }
     steps.push_back({{"argv", s.argv},
                      {"lineage", s.lineage},
+                     {"nodes", s.nodes},
+                     {"all_tasks", s.all_tasks},
+                     {"node_list", s.node_list},
+                     {"node_name", s.node_name},
                      {"env", s.env},
                      {"cwd", s.cwd},
                      {"relay_ns_pid", engine::NamespacePid(s.relay_pid)},
@@ -472,6 +481,11 @@ void ResumeSteps(NodeContext& node, const WorkloadSpec& spec, pid_t init_pid,
     step.name = NewId("st-");
     step.lineage = s.value("lineage", step.name);
     step.parts = PartsVariable(s.value("parts", nlohmann::json::array()));
+    // Where its tasks ran; its tasks here say where they run now as they attach (Place).
+    step.nodes = s.value("nodes", 1);
+    step.all_tasks = s.value("all_tasks", 0);
+    step.node_list = s.value("node_list", "");
+    step.node_name = s.value("node_name", "");
     step.workload_id = spec.id;
     step.relay_pid = waiter;
     step.argv = argv;

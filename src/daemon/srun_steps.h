@@ -35,9 +35,6 @@
 
 namespace cedana::daemon {
 
-// The value of `key_eq` ("NAME=") in a KEY=VALUE list; "" when absent.
-std::string EnvValue(const std::vector<std::string>& env, std::string_view key_eq);
-
 // The directory whose `srun` is the relay (installed beside cedana: ../libexec/cedana, a link to
 // cedana-slurm). kNotFound, naming it, when this installation has none: batch scripts then run
 // the real srun, and a checkpoint while one is inside srun is refused.

@@ -10,7 +10,6 @@
 #include "common/log.h"
 #include "common/subprocess.h"
 #include "daemon/checkpointer.h"
-#include "daemon/srun_steps.h"
 
 namespace cedana::daemon {
 namespace {
@@ -51,6 +50,13 @@ Result<std::string> NodeAddress(const std::string& name) {
   for (std::string field; in >> field;)
     if (field.starts_with("NodeAddr=")) return field.substr(9);
   return NotFoundError(fmt::format("SLURM knows no address of node {}", name));
+}
+
+// The rank a part's label names ("<job label>.<step>.r<rank>"); a restored workload has no
+// environment to read SLURM_PROCID from, its label stays.
+int RankOfPart(const std::string& label) {
+  const size_t r = label.rfind(".r");
+  return r == std::string::npos ? 0 : std::atoi(label.c_str() + r + 2);
 }
 
 }  // namespace
@@ -206,7 +212,7 @@ Result<nlohmann::json> StepPartsService::DumpParts(const nlohmann::json& request
     if (!spec.has_value() || !state.has_value() || spec->job_id != job_id ||
         state->status != WorkloadStatus::kRunning || !spec->slurm_script.empty())
       continue;
-    parts.emplace_back(id, std::atoi(EnvValue(spec->env, "SLURM_PROCID=").c_str()));
+    parts.emplace_back(id, RankOfPart(spec->label));
   }
   if (parts.empty()) return nlohmann::json{{"parts", nlohmann::json::array()}};
 
@@ -223,23 +229,34 @@ Result<nlohmann::json> StepPartsService::DumpParts(const nlohmann::json& request
     o.workload_id = workload_id;
     o.leave_running = request.value("leave_running", false);
     o.reason = request.value("reason", "manual");
-    dumps_.Start([this, round, o, rank = rank]() mutable {
-      bool stored = false;
+    dumps_.Start([this, round, round_id, o, job_id, rank = rank]() mutable {
+      bool stored = false, unheard = false;
       o.before_commit = [&](image::Manifest* m) -> Status {
         std::unique_lock<std::mutex> lock(round->mu);
         stored = true;
         round->parts.push_back({{"label", m->label}, {"checkpoint_id", m->id}, {"rank", rank}});
         --round->unstored;
         round->changed.notify_all();
-        if (!round->changed.wait_for(lock, kWordWait, [&] { return round->commit.has_value(); }))
+        if (!round->changed.wait_for(lock, kWordWait, [&] { return round->commit.has_value(); })) {
+          round->commit = false;  // the round's other parts too
+          round->changed.notify_all();
+          unheard = true;
           return AbortedError(
               "the batch node did not say within 5 minutes whether the job's checkpoint was "
               "committed: this part is dropped and its task continues");
+        }
         return *round->commit ? OkStatus() : AbortedError("the job's checkpoint was not committed");
       };
       Result<DumpOutcome> out = Checkpointer(node_).Dump(Caller{}, o, {});
+      if (unheard) {  // no decide_parts will take the round away
+        std::lock_guard<std::mutex> l(mu_);
+        if (auto it = rounds_.find(round_id); it != rounds_.end() && it->second == round)
+          rounds_.erase(it);
+      }
       std::lock_guard<std::mutex> lock(round->mu);
       if (!out.has_value()) {
+        log::Warn("step parts: job {}: task {} (workload {}): {}", job_id, rank, o.workload_id,
+                  out.error().ToString());
         round->errors.push_back(
             fmt::format("task {} (workload {}): {}", rank, o.workload_id, out.error().message()));
         if (!stored) --round->unstored;

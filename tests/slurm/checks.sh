@@ -91,3 +91,19 @@ end_node_suite() {
   if [ -f "$T/config.json.orig" ]; then cp -p "$T/config.json.orig" "$CONFIG"; else rm -f "$CONFIG"; fi
   say_failed_checks
 }
+
+# preempt_and_resume JOB ERR [WHAT]: a preemptor takes compute-01 from JOB, whose checkpoint is
+# taken (WHAT says what it holds); JOB is requeued, the preemptor cancelled, and JOB resumes from
+# its checkpoint. Needs HERE (tests/slurm).
+preempt_and_resume() {
+  local p taken resumed
+  taken=$(count_of "$2" "taken on preemption"); resumed=$(count_of "$2" "resumed from checkpoint")
+  p=$(submit -p high -w compute-01 --cpus-per-task="$(nproc)" -o /dev/null "$HERE/preemptor.sbatch")
+  check "job $1: checkpointed at preemption${3:+, $3}" \
+    wait_for 60 bash -c "[ \$(grep -c 'taken on preemption' $2) -gt ${taken:-0} ]"
+  check "job $1: requeued" wait_job_state "$1" PENDING 120
+  scancel "$p"
+  release_requeue_hold "$1"
+  check "job $1: resumed from its checkpoint" \
+    wait_for 60 bash -c "[ \$(grep -c 'resumed from checkpoint' $2) -gt ${resumed:-0} ]"
+}

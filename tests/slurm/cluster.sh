@@ -175,7 +175,12 @@ cluster_stop() {
     _cluster_stop_pid "$(_pid_of "$CLUSTER_NODE_B_DIR/daemon.pid")"
     rm -rf "$CLUSTER_NODE_B_DIR"
   fi
-  ip netns list 2>/dev/null | grep -qw "$CLUSTER_NETNS" && ip netns del "$CLUSTER_NETNS"
+  if ip netns list 2>/dev/null | grep -qw "$CLUSTER_NETNS"; then
+    # What compute-02 started and is still there (a slurmstepd whose slurmd went first retries
+    # for minutes): it would keep the namespace, and its veth, alive past `ip netns del`.
+    for p in $(ip netns pids "$CLUSTER_NETNS" 2>/dev/null); do kill -9 "$p" 2>/dev/null; done
+    ip netns del "$CLUSTER_NETNS"
+  fi
   for f in /run/slurmd.pid /run/slurmd-node/slurmd.pid /run/slurmctld.pid; do
     _cluster_stop_pid "$(_pid_of "$f")"
   done

@@ -108,20 +108,6 @@ check "alice's steps ran as alice" grep -qx "$(id -u "$ALICE")" alice/alice-enab
 # --- steps checkpointed with their job: preempted, requeued, resumed ---------------------------
 job_gone() { [ -z "$(squeue -h -j "$1" 2>/dev/null)" ]; }
 all_at_least() { local n=$1 f; shift; for f in "$@"; do counter_at_least "$f" "$n" || return 1; done; }
-# preempt_and_resume JOB ERR: a preemptor takes compute-01 from JOB, whose checkpoint is taken;
-# JOB is requeued, the preemptor cancelled, and JOB resumes from its checkpoint.
-preempt_and_resume() {
-  local p taken resumed
-  taken=$(count_of "$2" "taken on preemption"); resumed=$(count_of "$2" "resumed from checkpoint")
-  p=$(submit -p high -w compute-01 --cpus-per-task="$(nproc)" -o /dev/null "$HERE/preemptor.sbatch")
-  check "job $1: checkpointed at preemption, its steps with it" \
-    wait_for 60 bash -c "[ \$(grep -c 'taken on preemption' $2) -gt ${taken:-0} ]"
-  check "job $1: requeued" wait_job_state "$1" PENDING 120
-  scancel "$p"
-  release_requeue_hold "$1"
-  check "job $1: resumed from its checkpoint" \
-    wait_for 60 bash -c "[ \$(grep -c 'resumed from checkpoint' $2) -gt ${resumed:-0} ]"
-}
 # The seeds' victim with its loop moved into srun (its label changed: the last section of this
 # suite runs the seeds' victim itself).
 { grep '^#' "$HERE/victim.sbatch" | sed 's/CEDANA_CHECKPOINT=victim/CEDANA_CHECKPOINT=srun-victim/'
@@ -132,11 +118,11 @@ BODY
 } >srun_victim.sbatch
 v=$(submit -p debug -w compute-01 -o srunv.out -e srunv.err srun_victim.sbatch)
 check "the victim whose loop runs in srun counts" wait_for 30 counter_at_least srunv.out 3
-preempt_and_resume "$v" srunv.err
+preempt_and_resume "$v" srunv.err "its steps with it"
 n=$(last_counter srunv.out)
 check "its step counts on after the restore" wait_for 30 counter_at_least srunv.out $((n + 3))
 # Again: the restored step, its task attached to a new srun, goes into the next checkpoint.
-preempt_and_resume "$v" srunv.err
+preempt_and_resume "$v" srunv.err "its steps with it"
 n=$(last_counter srunv.out)
 check "its step counts on after the second restore" wait_for 30 counter_at_least srunv.out $((n + 3))
 check "and ends, its exit status reaching the script" wait_for 60 grep -qx "step exit code 0" srunv.out
@@ -148,7 +134,7 @@ check "no task failure reached the job's output" bash -c "! grep -q 'error: .*ta
 cp srun_victim.sbatch alice/ && chown "$ALICE" alice/srun_victim.sbatch
 a=$(cd alice && runuser -u "$ALICE" -- sbatch --parsable -p debug -w compute-01 -o srunv.out -e srunv.err srun_victim.sbatch)
 check "alice's victim whose loop runs in srun counts" wait_for 30 counter_at_least alice/srunv.out 3
-preempt_and_resume "$a" alice/srunv.err
+preempt_and_resume "$a" alice/srunv.err "its steps with it"
 check "alice's step ends after the restore, its exit status reaching the script" \
   wait_for 60 grep -qx "step exit code 0" alice/srunv.out
 check "alice's step output counts 0..40 once each, across the preemption" counts_from_zero alice/srunv.out
@@ -187,7 +173,7 @@ check "a checkpoint of the job left running (as a policy's) takes its steps in" 
   bash -c "[ $rc = 0 ] && grep -q 'checkpoint' <<<\"\$0\"" "$out"
 n=$(last_counter single.out)
 check "and every task counts on through it" wait_for 10 all_at_least $((n + 2)) task0.out task1.out single.out
-preempt_and_resume "$v" twosteps.err
+preempt_and_resume "$v" twosteps.err "its steps with it"
 check "both steps end after the restore, with their exit codes" \
   wait_for 90 bash -c "grep -qx 'two-task step exit code 0' twosteps.out && grep -qx 'single step exit code 7' twosteps.out"
 for f in task0.out task1.out single.out; do
