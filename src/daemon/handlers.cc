@@ -185,6 +185,7 @@ Result<Message> HandleRun(NodeContext& node, const Caller& caller, const DaemonR
     o.job_id = req.job_id;
     o.restart_count = restart_count;
     o.owner_pid = req.owner_pid;
+    o.job_env = req.env;
     o.callers_own_only = true;
     Result<RestoreOutcome> r = Checkpointer(node).Restore(caller, o, {});
     if (r.has_value()) {

@@ -135,6 +135,7 @@ Result<WorkloadSpec> RestoredSpec(const NodeContext& node, const image::Manifest
   spec.criu_timeout_seconds = static_cast<int>(criu.timeout.count());
   spec.criu_no_breakpoints = criu.no_breakpoints;
   spec.owner_pid = o.owner_pid;
+  spec.env = o.job_env;  // not the restored processes' (CRIU restores theirs): this run's
   spec.unprivileged = node.RunsAsOwner(m.owner_uid);
   // The owner's groups now: CRIU opens the images' files with them (and runs with them in
   // unprivileged mode), so a restore opens only what the owner could open at this moment.

@@ -24,6 +24,9 @@ struct RestoreOptions {
   std::string job_id;
   uint32_t restart_count = 0;  // the SLURM job's restarts at this run
   pid_t owner_pid = 0;         // the SLURM job proxy, if any
+  // The SLURM job's environment in this run: the srun steps the restored script starts, and
+  // those resumed with it, get its SLURM_* variables (SrunEnvironment).
+  std::vector<std::string> job_env;
   // Only the caller's own checkpoints, even for root: a job resumes its user's work only.
   bool callers_own_only = false;
 };

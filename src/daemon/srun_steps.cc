@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -158,7 +159,9 @@ Status StartSrun(const WorkloadSpec& spec, JobStep* step, int in, int out, int e
   if (step->not_captured.empty()) extra.push_back(kStepEq + step->name);
   if (!step->parts.empty()) extra.push_back(fmt::format("{}={}", kStepPartsVar, step->parts));
   subprocess::Command c;
-  c.env = SrunEnvironment(step->env, extra);
+  // A restored workload's spec holds the job's environment in this run (RestoredSpec).
+  c.env = SrunEnvironment(step->env, extra,
+                          spec.restored_from.empty() ? std::vector<std::string>{} : spec.env);
   CEDANA_ASSIGN_OR_RETURN(std::string srun,
                           subprocess::FindProgram("srun", EnvValue(*c.env, "PATH=")));
   c.argv = {"/bin/sh", "-c", kStatusShell, "srun", srun};
@@ -281,12 +284,19 @@ Result<std::string> SrunRelayDir() {
 }
 
 std::vector<std::string> SrunEnvironment(const std::vector<std::string>& relay_env,
-                                         const std::vector<std::string>& extra) {
+                                         const std::vector<std::string>& extra,
+                                         const std::vector<std::string>& job_now) {
   const std::string relay_dir = EnvValue(relay_env, kRelayEq);
+  std::map<std::string, std::string, std::less<>> now;  // SLURM_* of this run, by "NAME="
+  for (const std::string& kv : job_now)
+    if (const size_t eq = kv.find('='); kv.starts_with("SLURM_") && eq != std::string::npos)
+      now[kv.substr(0, eq + 1)] = kv;
   std::vector<std::string> env;
   for (const std::string& kv : relay_env) {
     if (kv.starts_with(kRelayEq) || kv.starts_with(kStepEq)) continue;
-    if (!relay_dir.empty() && kv.starts_with("PATH="))
+    if (auto it = now.find(std::string_view(kv).substr(0, kv.find('=') + 1)); it != now.end())
+      env.push_back(it->second);
+    else if (!relay_dir.empty() && kv.starts_with("PATH="))
       env.push_back("PATH=" + PathWithout(std::string_view(kv).substr(5), relay_dir));
     else env.push_back(kv);
   }

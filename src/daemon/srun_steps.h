@@ -44,9 +44,14 @@ Result<std::string> SrunRelayDir();
 void AddSrunRelay(const std::string& relay_dir, std::vector<std::string>* env);
 
 // srun's environment: the relay's (with AddSrunRelay's changes), with the relay out of PATH
-// again, so that steps see the PATH they see without cedana, plus `extra` (KEY=VALUE).
+// again, so that steps see the PATH they see without cedana, plus `extra` (KEY=VALUE). A relay
+// restored into a later run of its job (a requeue, or the job resubmitted after a scancel) still
+// has the first run's SLURM_* variables, and srun would look for that run's allocation ("Slurm job
+// 6 has expired"): `job_now`, the job's environment in this run, replaces each SLURM_* variable
+// it has ({} for a relay of this run).
 std::vector<std::string> SrunEnvironment(const std::vector<std::string>& relay_env,
-                                         const std::vector<std::string>& extra);
+                                         const std::vector<std::string>& extra,
+                                         const std::vector<std::string>& job_now = {});
 
 Result<protocol::Message> HandleSrun(NodeContext& node, const Caller& caller,
                                      const protocol::DaemonRequest& req);
@@ -56,7 +61,7 @@ Result<protocol::Message> HandleStepTask(NodeContext& node, const Caller& caller
 // Before a checkpoint of the workload whose init is `init`: waits up to 10 s until none of its
 // steps is starting, then holds new step requests off until JobSteps::CheckpointDone
 // (JobSteps::HoldForCheckpoint). kUnsupported, saying why, for a step no checkpoint can include:
-// srun --mpi, tasks on other nodes, or a waiting relay this daemon does not know (it started
+// srun --mpi, or a waiting relay this daemon does not know (it started
 // before the daemon restarted, and its srun could not be started again after a restore).
 Status HoldStepsForCheckpoint(NodeContext& node, const std::string& workload_id, pid_t init);
 

@@ -24,6 +24,19 @@ TEST(SrunStepsTest, APathTheScriptChangedKeepsItsOwnEntries) {
   EXPECT_EQ(SrunEnvironment(relay_env, {}), (Env{"PATH=/mine:/usr/bin"}));
 }
 
+// A relay restored into a later run of its job (resubmitted after a scancel): srun gets this
+// run's allocation, and everything else the script had.
+TEST(SrunStepsTest, ARestoredRelaysSrunGetsTheJobsSlurmVariablesOfThisRun) {
+  const Env relay_env = {"SLURM_JOB_ID=6",  "SLURM_JOBID=6", "SLURM_NODELIST=compute-01",
+                         "SLURM_MINE=kept", "HOME=/home/u",  "PATH=/usr/bin"};
+  const Env now = {"SLURM_JOB_ID=7", "SLURM_JOBID=7", "SLURM_NODELIST=compute-[01-02]",
+                   "HOME=/elsewhere", "SLURMD_NODENAME=compute-01"};
+  EXPECT_EQ(SrunEnvironment(relay_env, {"CEDANA_STEP=st-1"}, now),
+            (Env{"SLURM_JOB_ID=7", "SLURM_JOBID=7", "SLURM_NODELIST=compute-[01-02]",
+                 "SLURM_MINE=kept", "HOME=/home/u", "PATH=/usr/bin", "CEDANA_STEP=st-1"}));
+  EXPECT_EQ(SrunEnvironment(relay_env, {}), relay_env) << "a relay of this run keeps its own";
+}
+
 TEST(SrunStepsTest, ARestoreReplacesEveryPipeWhoseOtherEndWasOutsideTheTree) {
   const nlohmann::json steps = nlohmann::json::parse(R"([
     {"argv": ["srun", "x"], "relay_ns_pid": 2, "status_ino": 10,

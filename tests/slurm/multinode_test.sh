@@ -5,9 +5,10 @@
 # over several nodes"). Checked: a checkpoint left running (as a policy's) names the other node's
 # part and both tasks count on; preempted twice, the job resumes on two nodes, each task's
 # counter continuous and the step's exit status reaching the script; the same as a non-root
-# user; a part the other node refuses fails the whole checkpoint and both tasks run on; the
-# batch node failing after the other node stored its part drops that part and continues it; and
-# a user's munge credential is refused at the node daemons' peer port.
+# user; scancel, then the job resubmitted resumes from that checkpoint (a new job id: its srun
+# must find this run's allocation); a part the other node refuses fails the whole checkpoint and
+# both tasks run on; the batch node failing after the other node stored its part drops that part
+# and continues it; and a user's munge credential is refused at the node daemons' peer port.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -111,6 +112,24 @@ done
 check "alice's parts are hers" bash -c "[ \"\$(committed_parts $ALICE alice-twonodes)\" -ge 1 ]"
 check "nothing failed in alice's job" bash -c "! grep -qE 'cannot resume|runs without|did not report' alice/twonodes.err"
 
+# --- scancel: checkpointed on both nodes; the job resubmitted resumes from it ---------------------
+mkdir -p cancelled
+two_node_job cancelled/cancelled.sbatch cancelled
+c=$(cd cancelled && submit -p debug -o cancelled.out -e cancelled.err cancelled.sbatch)
+check "a job over two nodes counts before its scancel" wait_for 40 both_at_least cancelled 3
+scancel "$c"
+check "scancel: its checkpoint is taken on both nodes" wait_for 60 grep -q "taken on SIGTERM" cancelled/cancelled.err
+check "the cancelled job ends" wait_for 90 bash -c "[ -z \"\$(squeue -h -j $c 2>/dev/null)\" ]"
+check "its checkpoint names the part on compute-02" bash -c "[ \"\$(part_node cancelled)\" = compute-02 ]"
+c=$(cd cancelled && submit -p debug -o cancelled.out -e cancelled.err cancelled.sbatch)
+check "resubmitted, it resumes from that checkpoint" wait_for 60 grep -q "resumed from checkpoint" cancelled/cancelled.err
+check "its step ends, its exit status reaching the script" \
+  wait_for 90 grep -qx "step exit code 4" cancelled/cancelled.out
+for f in cancelled/task0.out cancelled/task1.out; do
+  check "$f counts 0..60 once each, across the scancel" counts_from_zero "$f"
+  check "$f up to the end" grep -qx "Counter: 60" "$f"
+done
+
 # --- a user cannot ask the node daemons' peer port ---------------------------------------------
 out=$(runuser -u "$ALICE" -- munge -s '{"job_id":"1","round":"x"}' |
   curl -s --data-binary @- http://10.77.0.2:6830/dump_parts | unmunge 2>&1)
@@ -160,7 +179,7 @@ n=$(last_counter late/task1.out)
 check "both tasks count on" wait_for 10 both_at_least late $((n + 2))
 
 if [ "$FAILED" -gt 0 ]; then
-  for f in twonodes.err alice/twonodes.err refused/refused.err late/late.err; do [ -f "$f" ] && { say "--- $f ---"; tail -5 "$f" >&2; }; done
+  for f in twonodes.err alice/twonodes.err cancelled/cancelled.err refused/refused.err late/late.err; do [ -f "$f" ] && { say "--- $f ---"; tail -5 "$f" >&2; }; done
   say "--- daemon logs ---"; tail -15 "$T/daemon.log" >&2; tail -15 "$T/daemon-b.log" >&2
   exit 1
 fi
