@@ -60,6 +60,14 @@ echo "step exit code \$?"
 JOB
 }
 both_at_least() { counter_at_least "$1/task0.out" "$2" && counter_at_least "$1/task1.out" "$2"; }
+# both_count_to_the_end DIR WHAT: each task's file in DIR holds 0..60 once each, across WHAT.
+both_count_to_the_end() {
+  local f
+  for f in "$1/task0.out" "$1/task1.out"; do
+    check "$f counts 0..60 once each, across $2" counts_from_zero "$f"
+    check "$f up to the end" grep -qx "Counter: 60" "$f"
+  done
+}
 parts_of() { ls -d "$T/checkpoints/$1/$2".st-*.r1/2* 2>/dev/null; }  # OWNER LABEL: part dirs
 committed_parts() { local d n=0; for d in $(parts_of "$1" "$2"); do [ -f "$d/manifest.json" ] && n=$((n + 1)); done; echo $n; }
 part_node() { # the node of the part the newest checkpoint of root's label $1 names
@@ -90,10 +98,7 @@ n=$(last_counter task1.out)
 check "both tasks count on after the second restore" wait_for 30 both_at_least . $((n + 3))
 check "the step ends, its exit status reaching the script" \
   wait_for 90 grep -qx "step exit code 4" twonodes.out
-for f in task0.out task1.out; do
-  check "$f counts 0..60 once each, across both preemptions" counts_from_zero "$f"
-  check "$f up to the end" grep -qx "Counter: 60" "$f"
-done
+both_count_to_the_end . "both preemptions"
 check "no task failed or ran without its checkpoint" \
   bash -c "! grep -qE 'cannot resume|runs without|did not report' twonodes.err"
 
@@ -105,10 +110,7 @@ check "alice's job over two nodes runs a task on each" wait_for 40 both_at_least
 preempt_and_resume "$a" alice/twonodes.err "on both nodes"
 check "alice's step ends after the restore, its exit status reaching the script" \
   wait_for 90 grep -qx "step exit code 4" alice/twonodes.out
-for f in alice/task0.out alice/task1.out; do
-  check "$f counts 0..60 once each, across the preemption" counts_from_zero "$f"
-  check "$f up to the end" grep -qx "Counter: 60" "$f"
-done
+both_count_to_the_end alice "the preemption"
 check "alice's parts are hers" bash -c "[ \"\$(committed_parts $ALICE alice-twonodes)\" -ge 1 ]"
 check "nothing failed in alice's job" bash -c "! grep -qE 'cannot resume|runs without|did not report' alice/twonodes.err"
 
@@ -125,10 +127,7 @@ c=$(cd cancelled && submit -p debug -o cancelled.out -e cancelled.err cancelled.
 check "resubmitted, it resumes from that checkpoint" wait_for 60 grep -q "resumed from checkpoint" cancelled/cancelled.err
 check "its step ends, its exit status reaching the script" \
   wait_for 90 grep -qx "step exit code 4" cancelled/cancelled.out
-for f in cancelled/task0.out cancelled/task1.out; do
-  check "$f counts 0..60 once each, across the scancel" counts_from_zero "$f"
-  check "$f up to the end" grep -qx "Counter: 60" "$f"
-done
+both_count_to_the_end cancelled "the scancel"
 
 # --- a user cannot ask the node daemons' peer port ---------------------------------------------
 out=$(runuser -u "$ALICE" -- munge -s '{"job_id":"1","round":"x"}' |
