@@ -133,6 +133,13 @@ std::string JobSteps::Unsettled(const std::string& workload_id,
       *never = true;
       return fmt::format("{} runs outside the job's processes ({})", what, s.not_captured);
     }
+    // No task here yet, and its srun runs: its tasks may all be on other nodes, of which this
+    // node learns only from its own tasks (docs/architecture.md, "Steps over several nodes").
+    if (!s.restored && s.expected_tasks == 0 && relay_settled(s.relay_pid))
+      return fmt::format(
+          "{} has no task on this node yet: it is starting, or all its tasks run on other nodes, "
+          "which is not checkpointed (a step needs a task on the batch script's node)",
+          what);
     if (!s.restored &&
         (s.expected_tasks == 0 || static_cast<int>(s.keepers.size()) < s.expected_tasks))
       return fmt::format(

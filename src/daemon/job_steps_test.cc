@@ -56,6 +56,18 @@ TEST(JobStepsTest, AStepStillStartingIsWaitedForThenRefusedAsUnavailable) {
   EXPECT_TRUE(steps.Begin("wl-1").ok()) << "a refused checkpoint holds nothing off";
 }
 
+// Its srun runs but no task came here: perhaps all its tasks are on other nodes, which the
+// refusal says after the wait.
+TEST(JobStepsTest, AStepWithNoTaskHereSaysItMayRunOnlyElsewhere) {
+  JobSteps steps;
+  steps.Add(Step("st-1", 0, 0));
+  Status s = steps.HoldForCheckpoint("wl-1", milliseconds(60), Settled);
+  EXPECT_EQ(s.code(), Code::kUnavailable) << s.ToString();
+  EXPECT_NE(s.message().find("all its tasks run on other nodes"), std::string::npos) << s.message();
+  s = steps.HoldForCheckpoint("wl-1", milliseconds(60), Unsettled);
+  EXPECT_NE(s.message().find("is starting (0 of ? tasks)"), std::string::npos) << s.message();
+}
+
 TEST(JobStepsTest, ATaskArrivingWhileTheCheckpointWaitsLetsItGoOn) {
   JobSteps steps;
   steps.Add(Step("st-1", 2, 1));
