@@ -1,6 +1,5 @@
 #include "daemon/step_parts.h"
 
-#include <algorithm>
 #include <condition_variable>
 #include <set>
 #include <sstream>

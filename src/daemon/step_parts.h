@@ -17,7 +17,9 @@
 #pragma once
 
 #include <future>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
