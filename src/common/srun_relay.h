@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,36 @@ inline constexpr std::string_view kStepVar = "CEDANA_STEP";
 // from a checkpoint, its new srun's tasks find their parts here: "<rank>=<label>/<checkpoint id>"
 // for each, separated by ';'.
 inline constexpr std::string_view kStepPartsVar = "CEDANA_STEP_PARTS";
+
+// The label of the part of step `step` (its lineage: its first run's name) for task `rank`.
+inline std::string StepPartLabel(std::string_view job_label, std::string_view step, int rank) {
+  return std::string(job_label) + "." + std::string(step) + ".r" + std::to_string(rank);
+}
+// Whether `label` is a part of step `step`.
+inline bool IsPartOfStep(std::string_view label, std::string_view step) {
+  return label.find("." + std::string(step) + ".r") != std::string_view::npos;
+}
+// The rank a part's label names (a restored workload has no environment to read SLURM_PROCID
+// from; its label stays).
+inline int RankOfStepPart(std::string_view label) {
+  const size_t r = label.rfind(".r");
+  return r == std::string_view::npos ? 0 : std::atoi(std::string(label.substr(r + 2)).c_str());
+}
+// One entry of kStepPartsVar's value, and the "<label>/<checkpoint id>" of rank `rank` in it
+// ("" when it names none).
+inline std::string StepPartsEntry(int rank, std::string_view label, std::string_view id) {
+  return std::to_string(rank) + "=" + std::string(label) + "/" + std::string(id);
+}
+inline std::string StepPartOfRank(std::string_view parts, int rank) {
+  const std::string key = std::to_string(rank) + "=";
+  while (!parts.empty()) {
+    const size_t end = parts.find(';');
+    std::string_view entry = parts.substr(0, end);
+    if (entry.starts_with(key)) return std::string(entry.substr(key.size()));
+    parts = end == std::string_view::npos ? "" : parts.substr(end + 1);
+  }
+  return "";
+}
 
 // The waiter reads srun's exit status from its stdin, with no redirection a shell would move
 // descriptors for (a shell keeps a descriptor it redirects at 10 while the command runs); the

@@ -17,21 +17,6 @@ namespace {
 
 constexpr auto kPollInterval = std::chrono::seconds(2);
 
-// The running managed workload of a SLURM job, if this node has one.
-std::optional<std::pair<std::string, WorkloadSpec>> WorkloadOfJob(const NodeContext& node,
-                                                                  const std::string& job_id) {
-  auto ids = node.records().List();
-  if (!ids.has_value()) return std::nullopt;
-  for (const auto& id : *ids) {
-    auto spec = node.records().LoadSpec(id);
-    auto state = node.records().LoadState(id);
-    if (spec.has_value() && state.has_value() && spec->job_id == job_id &&
-        state->status == WorkloadStatus::kRunning)
-      return std::make_pair(id, *spec);
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
 Agent::Agent(NodeContext& node, std::string node_name)
@@ -137,7 +122,9 @@ void Agent::RunOperation(const nlohmann::json& op) {
   nlohmann::json done = {{"state", "done"}, {"phase", "done"}};
   if (kind == "dump") {
     const std::string& job = task->job;
-    auto workload = WorkloadOfJob(node_, job);
+    auto running = node_.records().RunningOfJob(job);
+    const WorkloadSpec* workload =
+        running.has_value() && !running->empty() ? &running->front() : nullptr;
     // The controller's reason (a policy, a maintenance move, "checkpoint now"), checked as a
     // request's would be.
     const std::string& reason = task->reason;
@@ -147,7 +134,7 @@ void Agent::RunOperation(const nlohmann::json& op) {
       failure = valid;
     } else {
       DumpOptions options;
-      options.workload_id = workload->first;
+      options.workload_id = workload->id;
       options.leave_running = true;  // policies and "checkpoint now" never stop the job
       options.reason = reason;
       Caller root{0, 0, 0};

@@ -2,13 +2,13 @@
 
 #include <condition_variable>
 #include <set>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "common/log.h"
-#include "common/subprocess.h"
+#include "common/srun_relay.h"
 #include "daemon/checkpointer.h"
+#include "slurm/running_slurm.h"
 
 namespace cedana::daemon {
 namespace {
@@ -19,45 +19,6 @@ constexpr std::chrono::minutes kWordWait{5};
 constexpr std::chrono::seconds kPartsDumpWait{600};
 constexpr std::chrono::seconds kDecideWait{120};
 
-Result<std::string> Scontrol(const std::vector<std::string>& args) {
-  subprocess::Command c;
-  c.argv = {"scontrol"};
-  c.argv.insert(c.argv.end(), args.begin(), args.end());
-  std::string out;
-  CEDANA_ASSIGN_OR_RETURN(subprocess::Exit e,
-                          subprocess::Run(c, subprocess::Output::kStdoutAndStderr, &out));
-  if (!e.ok())
-    return UnavailableError(
-        fmt::format("scontrol {} {}: {}", fmt::join(args, " "), e.Describe(), out));
-  return out;
-}
-
-// The node names of a SLURM host list ("compute-[01-02]").
-Result<std::vector<std::string>> Hostnames(const std::string& list) {
-  CEDANA_ASSIGN_OR_RETURN(std::string out, Scontrol({"show", "hostnames", list}));
-  std::vector<std::string> names;
-  std::istringstream in(out);
-  for (std::string n; std::getline(in, n);)
-    if (!n.empty()) names.push_back(n);
-  return names;
-}
-
-// Where SLURM reaches node `name` (its NodeAddr), which is where its node daemon listens too.
-Result<std::string> NodeAddress(const std::string& name) {
-  CEDANA_ASSIGN_OR_RETURN(std::string out, Scontrol({"show", "node", "-o", name}));
-  std::istringstream in(out);
-  for (std::string field; in >> field;)
-    if (field.starts_with("NodeAddr=")) return field.substr(9);
-  return NotFoundError(fmt::format("SLURM knows no address of node {}", name));
-}
-
-// The rank a part's label names ("<job label>.<step>.r<rank>"); a restored workload has no
-// environment to read SLURM_PROCID from, its label stays.
-int RankOfPart(const std::string& label) {
-  const size_t r = label.rfind(".r");
-  return r == std::string::npos ? 0 : std::atoi(label.c_str() + r + 2);
-}
-
 }  // namespace
 
 std::string PartsVariable(const nlohmann::json& parts) {
@@ -65,8 +26,7 @@ std::string PartsVariable(const nlohmann::json& parts) {
   if (!parts.is_array()) return out;
   for (const nlohmann::json& p : parts) {
     if (!out.empty()) out += ';';
-    out += fmt::format("{}={}/{}", p.value("rank", 0), p.value("label", ""),
-                       p.value("checkpoint_id", ""));
+    out += StepPartsEntry(p.value("rank", 0), p.value("label", ""), p.value("checkpoint_id", ""));
   }
   return out;
 }
@@ -78,7 +38,7 @@ Result<std::unique_ptr<RemoteParts>> RemoteParts::Begin(NodeContext& node,
   std::set<std::string> others;
   for (const JobStep& s : node.steps().Running(workload_id)) {
     if (s.nodes <= 1) continue;
-    CEDANA_ASSIGN_OR_RETURN(std::vector<std::string> names, Hostnames(s.node_list));
+    CEDANA_ASSIGN_OR_RETURN(std::vector<std::string> names, slurm::Hostnames(s.node_list));
     for (const std::string& n : names)
       if (n != s.node_name) others.insert(n);
   }
@@ -97,7 +57,7 @@ Result<std::unique_ptr<RemoteParts>> RemoteParts::Begin(NodeContext& node,
   for (const std::string& name : others) {
     Node n;
     n.name = name;
-    CEDANA_ASSIGN_OR_RETURN(n.address, NodeAddress(name));
+    CEDANA_ASSIGN_OR_RETURN(n.address, slurm::NodeAddress(name));
     n.answer = std::async(std::launch::async, [address = n.address, port, request] {
       return CallPeer(address, port, "dump_parts", request, kPartsDumpWait);
     });
@@ -126,9 +86,8 @@ Status RemoteParts::Collect(image::Manifest* m) {
   for (const JobStep& s : node_.steps().Running(workload_id_)) {
     if (s.nodes <= 1) continue;
     nlohmann::json mine = nlohmann::json::array();
-    const std::string tag = "." + s.lineage + ".r";
     for (const nlohmann::json& p : found)
-      if (p.value("label", "").find(tag) != std::string::npos) mine.push_back(p);
+      if (IsPartOfStep(p.value("label", ""), s.lineage)) mine.push_back(p);
     const size_t tasks = s.keepers.size() + mine.size();
     if (s.all_tasks > 0 && tasks < static_cast<size_t>(s.all_tasks))
       return UnavailableError(fmt::format(
@@ -204,15 +163,9 @@ Result<nlohmann::json> StepPartsService::DumpParts(const nlohmann::json& request
   // The job's workloads here: its parts (a batch script of it runs on one node only, the
   // asking one).
   std::vector<std::pair<std::string, int>> parts;  // workload id, rank
-  CEDANA_ASSIGN_OR_RETURN(auto ids, node_.records().List());
-  for (const std::string& id : ids) {
-    auto spec = node_.records().LoadSpec(id);
-    auto state = node_.records().LoadState(id);
-    if (!spec.has_value() || !state.has_value() || spec->job_id != job_id ||
-        state->status != WorkloadStatus::kRunning || !spec->slurm_script.empty())
-      continue;
-    parts.emplace_back(id, RankOfPart(spec->label));
-  }
+  CEDANA_ASSIGN_OR_RETURN(std::vector<WorkloadSpec> running, node_.records().RunningOfJob(job_id));
+  for (const WorkloadSpec& spec : running)
+    if (spec.slurm_script.empty()) parts.emplace_back(spec.id, RankOfStepPart(spec.label));
   if (parts.empty()) return nlohmann::json{{"parts", nlohmann::json::array()}};
 
   auto round = std::make_shared<Round>();

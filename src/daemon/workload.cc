@@ -218,6 +218,19 @@ Result<std::vector<std::string>> WorkloadRecords::List() const {
   return ids;
 }
 
+Result<std::vector<WorkloadSpec>> WorkloadRecords::RunningOfJob(const std::string& job_id) const {
+  CEDANA_ASSIGN_OR_RETURN(auto ids, List());
+  std::vector<WorkloadSpec> out;
+  for (const auto& id : ids) {
+    auto spec = LoadSpec(id);
+    auto state = LoadState(id);
+    if (spec.has_value() && state.has_value() && spec->job_id == job_id &&
+        state->status == WorkloadStatus::kRunning)
+      out.push_back(std::move(spec).value());
+  }
+  return out;
+}
+
 std::string NewId(const std::string& prefix) {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
   return fmt::format("{}{:08x}", prefix, static_cast<uint32_t>(rng()));

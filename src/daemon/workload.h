@@ -140,6 +140,9 @@ class WorkloadRecords {
   std::string LineageMarker(const std::string& id) const { return DirOf(id) + "/lineage-recorded"; }
   // Ids of all recorded workloads, oldest first.
   Result<std::vector<std::string>> List() const;
+  // The running workloads of SLURM job `job_id` on this node, oldest first: its batch script's,
+  // or its tasks of steps over several nodes (daemon/step_parts.h).
+  Result<std::vector<WorkloadSpec>> RunningOfJob(const std::string& job_id) const;
 
  private:
   std::string root_;  // <state_dir>/workloads

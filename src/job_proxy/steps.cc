@@ -120,18 +120,6 @@ Pipe MakePipe() {
   return {UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
-// "<label>/<checkpoint id>" of rank `rank` in kStepPartsVar's value; "" when it names none.
-std::string PartOf(std::string_view parts, int rank) {
-  const std::string key = std::to_string(rank) + "=";
-  while (!parts.empty()) {
-    const size_t end = parts.find(';');
-    std::string_view entry = parts.substr(0, end);
-    if (entry.starts_with(key)) return std::string(entry.substr(key.size()));
-    parts = end == std::string_view::npos ? "" : parts.substr(end + 1);
-  }
-  return "";
-}
-
 // FIFOs the supervisor of a task's workload writes its output into: an output path it may open
 // (it refuses links, such as /proc/<pid>/fd/<n>), in a directory only this user can enter. A
 // write end of each is held here until the supervisor has its own, so that no end-of-file comes
@@ -180,7 +168,7 @@ int RunTaskWorkload(const std::vector<std::string>& argv, const std::vector<std:
     Exec(argv, env, argv[0]);
   }
   const std::string job = Env("SLURM_JOB_ID");
-  const std::string part = PartOf(Env(std::string(kStepPartsVar).c_str()), rank);
+  const std::string part = StepPartOfRank(Env(std::string(kStepPartsVar).c_str()), rank);
   protocol::DaemonRequest req;
   if (const size_t slash = part.find('/'); slash != std::string::npos) {
     req = protocol::RequestOf(protocol::DaemonOp::kRestore);
@@ -192,8 +180,8 @@ int RunTaskWorkload(const std::vector<std::string>& argv, const std::vector<std:
     std::error_code ec;
     req.cwd = std::filesystem::current_path(ec).string();
     const std::string job_label = Env("CEDANA_CHECKPOINT");
-    req.label = fmt::format("{}.{}.r{}", job_label.empty() ? "job-" + job : job_label,
-                            Env(std::string(kStepVar).c_str()), rank);
+    req.label = StepPartLabel(job_label.empty() ? "job-" + job : job_label,
+                              Env(std::string(kStepVar).c_str()), rank);
   }
   req.job_id = job;
   req.owner_pid = ::getpid();

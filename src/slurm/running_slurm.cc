@@ -1,5 +1,7 @@
 #include "slurm/running_slurm.h"
 
+#include <sstream>
+
 #include "common/subprocess.h"
 #include "slurm/slurm_conf_editor.h"
 
@@ -29,6 +31,23 @@ Result<std::string> Scontrol(std::vector<std::string> args) {
 }
 
 }  // namespace
+
+Result<std::vector<std::string>> Hostnames(const std::string& list) {
+  CEDANA_ASSIGN_OR_RETURN(std::string out, Scontrol({"show", "hostnames", list}));
+  std::vector<std::string> names;
+  std::istringstream in(out);
+  for (std::string n; std::getline(in, n);)
+    if (!n.empty()) names.push_back(n);
+  return names;
+}
+
+Result<std::string> NodeAddress(const std::string& name) {
+  CEDANA_ASSIGN_OR_RETURN(std::string out, Scontrol({"show", "node", "-o", name}));
+  std::istringstream in(out);
+  for (std::string field; in >> field;)
+    if (field.starts_with("NodeAddr=")) return field.substr(9);
+  return NotFoundError("SLURM knows no address of node " + name);
+}
 
 std::string ParseScontrolVersion(std::string_view output) {
   // scontrol may warn first (its stderr is read too): the version is the line "slurm X"

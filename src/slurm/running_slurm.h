@@ -1,6 +1,7 @@
 // RunningSlurm: what the SLURM of this node says about itself through scontrol: its version
-// (setup refuses plugins built for another) and the configuration slurmctld runs with (which of
-// cedana's plugins it loads: `cedana check`). Stateless; each call runs scontrol.
+// (setup refuses plugins built for another), the configuration slurmctld runs with (which of
+// cedana's plugins it loads: `cedana check`), and where its nodes are (a job's checkpoint over
+// several nodes). Stateless; each call runs scontrol.
 #pragma once
 
 #include <map>
@@ -25,6 +26,12 @@ std::map<std::string, std::string> ParseShowConfig(std::string_view output);
 // The configuration the running slurmctld reports. kUnavailable when scontrol cannot be run or
 // slurmctld does not answer, with scontrol's words.
 Result<std::map<std::string, std::string>> RunningSlurmConfig();
+
+// The node names of a SLURM host list ("compute-[01-02]"), as `scontrol show hostnames` says.
+Result<std::vector<std::string>> Hostnames(const std::string& list);
+// Where SLURM reaches node `name`: its NodeAddr, as `scontrol show node` says. kNotFound when it
+// has none.
+Result<std::string> NodeAddress(const std::string& name);
 
 // Which of cedana's plugins a running configuration (ParseShowConfig) and its plugstack.conf's
 // text do not load, as slurm.conf names them: "task/cedana", "job_submit/cedana",
