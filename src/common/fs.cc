@@ -40,7 +40,9 @@ Status FsyncPath(const std::string& path) {
   return OkStatus();
 }
 
-Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode) {
+Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode,
+                       Durability durability) {
+  const bool sync = durability == Durability::kOnDisk;
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode));
@@ -56,7 +58,7 @@ Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mo
       }
       off += static_cast<size_t>(n);
     }
-    if (::fsync(fd.get()) != 0) {
+    if (sync && ::fsync(fd.get()) != 0) {
       Status s = ErrnoStatus(errno, "fsync " + tmp);
       ::unlink(tmp.c_str());
       return s;
@@ -67,6 +69,7 @@ Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mo
     ::unlink(tmp.c_str());
     return s;
   }
+  if (!sync) return OkStatus();
   std::string dir = std::filesystem::path(path).parent_path().string();
   return FsyncPath(dir.empty() ? "." : dir);
 }

@@ -12,9 +12,16 @@
 namespace cedana::fs {
 
 Result<std::string> ReadFile(const std::string& path);
-// Writes `data` to a temporary file beside `path`, fsyncs it, renames it over `path` and
-// fsyncs the directory: readers see the old content or the new one, never a part.
-Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode = 0644);
+// How far a write must have reached when WriteFileAtomic returns.
+enum class Durability {
+  kOnDisk,      // the file and its directory fsynced: it survives a machine crash
+  kUntilCrash,  // left to the kernel's writeback: for records of processes, which a machine
+                // crash ends anyway; an fsync under a restore's reads can wait a quarter second
+};
+// Writes `data` to a temporary file beside `path`, fsyncs it (kOnDisk), renames it over `path`
+// and fsyncs the directory (kOnDisk): readers see the old content or the new one, never a part.
+Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode = 0644,
+                       Durability durability = Durability::kOnDisk);
 // mkdir -p: the directories it creates get `mode`; existing ones keep theirs.
 Status MakeDirs(const std::string& path, mode_t mode = 0755);
 // rm -rf; a missing path is fine.

@@ -49,5 +49,19 @@ TEST_F(MakeDirsTest, AFileInTheWayIsAnError) {
   EXPECT_FALSE(MakeDirs(dir_ + "/file/sub").ok());
 }
 
+// Whether it waits for the disk or not, a write replaces the file whole and leaves nothing
+// beside it.
+TEST_F(MakeDirsTest, EitherDurabilityReplacesTheFileWhole) {
+  for (Durability d : {Durability::kOnDisk, Durability::kUntilCrash}) {
+    ASSERT_TRUE(WriteFileAtomic(dir_ + "/record", "old", 0600, d).ok());
+    ASSERT_TRUE(WriteFileAtomic(dir_ + "/record", "new", 0600, d).ok());
+    EXPECT_EQ(ReadFile(dir_ + "/record").value(), "new");
+    EXPECT_EQ(ModeOf(dir_ + "/record"), 0600u);
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_), {}), 1)
+        << "a temporary file stayed";
+    std::filesystem::remove(dir_ + "/record");
+  }
+}
+
 }  // namespace
 }  // namespace cedana::fs

@@ -228,14 +228,17 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool direct) {
       ::rmdir(std::filesystem::path(placed_script).parent_path().c_str());
     }
   });
-  CEDANA_RETURN_IF_ERROR(node_.records().Create(spec));
+  // Neither the record nor the marker below waits for the disk: the streams' reads are queued
+  // there now, and both describe processes that a machine crash would end anyway (a daemon that
+  // stops finds them in the page cache).
+  CEDANA_RETURN_IF_ERROR(node_.records().Create(spec, fs::Durability::kUntilCrash));
   bool keep_record = false;
   ScopeExit remove_record([&] {
     if (!keep_record) (void)node_.records().Remove(spec.id);
   });
   if (images->direct())
-    CEDANA_RETURN_IF_ERROR(
-        fs::WriteFileAtomic(node_.records().VerifyingMarker(spec.id), m.id, 0600));
+    CEDANA_RETURN_IF_ERROR(fs::WriteFileAtomic(node_.records().VerifyingMarker(spec.id), m.id, 0600,
+                                               fs::Durability::kUntilCrash));
   // The tree's own connections closed shortly before the checkpoint may hold its ports in
   // TIME_WAIT, and CRIU could not bind them (engine/time_wait.h).
   if (Result<int> ended = engine::EndTimeWait(m.workload.value("tcp_ports", std::set<uint16_t>{}));

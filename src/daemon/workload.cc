@@ -154,9 +154,10 @@ Result<json> ReadJson(const std::string& path) {
 }
 }  // namespace
 
-Status WorkloadRecords::Create(const WorkloadSpec& spec) const {
+Status WorkloadRecords::Create(const WorkloadSpec& spec, fs::Durability durability) const {
   CEDANA_RETURN_IF_ERROR(fs::MakeDirs(DirOf(spec.id), 0711));
-  return fs::WriteFileAtomic(DirOf(spec.id) + "/spec.json", SpecToJson(spec).dump(2), 0600);
+  return fs::WriteFileAtomic(DirOf(spec.id) + "/spec.json", SpecToJson(spec).dump(2), 0600,
+                             durability);
 }
 
 Result<WorkloadSpec> WorkloadRecords::LoadSpec(const std::string& id) const {

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/fs.h"
 #include "common/label.h"
 #include "common/named_values.h"
 #include "common/result.h"
@@ -118,7 +119,9 @@ class WorkloadRecords {
   explicit WorkloadRecords(std::string state_dir);
 
   std::string DirOf(const std::string& id) const;
-  Status Create(const WorkloadSpec& spec) const;  // makes the dir and writes spec.json
+  // Makes the dir and writes spec.json (a restore's: fs::Durability::kUntilCrash).
+  Status Create(const WorkloadSpec& spec,
+                fs::Durability durability = fs::Durability::kOnDisk) const;
   Result<WorkloadSpec> LoadSpec(const std::string& id) const;
   Result<WorkloadState> LoadState(const std::string& id) const;
   Status SaveState(const std::string& id, const WorkloadState& state) const;

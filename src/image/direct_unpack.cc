@@ -1,10 +1,14 @@
 #include "image/direct_unpack.h"
 
 #include <fcntl.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
 
 #include "common/unique_fd.h"
 #include "image/criu_pipe.h"
@@ -22,11 +26,24 @@ class DirectUnpack::Follower : public ExtractObserver {
   // is verified only at the stream's end: an entry there that is not memory pages could rewrite
   // an image CRIU already trusts (a core image's credentials). Only pages may follow the head.
   Status Admit(const std::string& file, uint64_t, uint64_t archive_position) override {
-    if (archive_position < head_bytes_ || IsPagesImage(file)) return OkStatus();
+    if (archive_position < head_bytes_ || IsPagesImage(file)) {
+      entry_data_at_ = archive_position + kTarBlockSize;
+      return OkStatus();
+    }
     return AbortedError(fmt::format(
         "stream-{}: {} comes after the stream's verified head, where only memory pages may be "
         "(the stored stream was altered)",
         index_, file));
+  }
+
+  // Pages stay in the stored file when there is one (the stream is not compressed).
+  bool LeavesInArchive(const std::string& file) override {
+    return IsPagesImage(file) && has_stored_file_;
+  }
+  void StoredFile(UniqueFd fd) {
+    has_stored_file_ = true;
+    std::lock_guard<std::mutex> lock(owner_->mu_);
+    owner_->stored_files_[index_] = std::move(fd);
   }
 
   void EntryStarted(const std::string& file, uint64_t offset) override {
@@ -36,13 +53,18 @@ class DirectUnpack::Follower : public ExtractObserver {
     Position& p = owner_->positions_[index_];
     p.in_pages = true;
     p.file = file;
-    owner_->pages_[file].emplace(offset, 0);
+    Part part;
+    if (has_stored_file_) {
+      part.stream = index_;
+      part.stored_at = entry_data_at_;
+    }
+    owner_->pages_[file].emplace(offset, part);
     owner_->changed_.notify_all();
   }
   void Wrote(const std::string& file, uint64_t, uint64_t size) override {
     if (!IsPagesImage(file)) return;
     std::lock_guard<std::mutex> lock(owner_->mu_);
-    owner_->pages_[file][entry_offset_] += size;
+    owner_->pages_[file][entry_offset_].bytes += size;
     owner_->changed_.notify_all();
   }
 
@@ -50,7 +72,9 @@ class DirectUnpack::Follower : public ExtractObserver {
   DirectUnpack* owner_;
   int index_;
   uint64_t head_bytes_;
+  bool has_stored_file_ = false;  // this stream's thread only
   uint64_t entry_offset_ = 0;
+  uint64_t entry_data_at_ = 0;  // where the admitted entry's bytes start in the archive
 };
 
 DirectUnpack::DirectUnpack(const Manifest& manifest, std::string images_dir, ProgressFn progress)
@@ -59,7 +83,8 @@ DirectUnpack::DirectUnpack(const Manifest& manifest, std::string images_dir, Pro
       progress_fn_(std::move(progress)),
       group_([this](int i) { return fmt::format("stream-{} of {}", i, manifest_.id); }),
       heads_left_(static_cast<int>(manifest.streams.size())),
-      positions_(manifest.streams.size()) {
+      positions_(manifest.streams.size()),
+      stored_files_(manifest.streams.size()) {
   uint64_t total = 0;
   for (const StreamInfo& s : manifest_.streams) total += s.raw_bytes;
   progress_ = std::make_unique<ProgressReporter>(progress_fn_, total);
@@ -87,11 +112,14 @@ Result<std::unique_ptr<DirectUnpack>> DirectUnpack::Start(storage::CheckpointSto
   u->runner_ = std::thread([self, &store, ref] {
     int n = static_cast<int>(self->manifest_.streams.size());
     Status s = self->group_.Run(n, [&](int i) {
-      StreamFollower follower{self->followers_[i].get(), [self] {
+      Follower* f = self->followers_[i].get();
+      StreamFollower follower{f,
+                              [self] {
                                 std::lock_guard<std::mutex> lock(self->mu_);
                                 --self->heads_left_;
                                 self->changed_.notify_all();
-                              }};
+                              },
+                              [f](UniqueFd fd) { f->StoredFile(std::move(fd)); }};
       Status r = UnpackStream(i, store, ref, self->manifest_, self->images_dir_,
                               self->progress_.get(), self->group_, follower);
       std::lock_guard<std::mutex> lock(self->mu_);
@@ -150,9 +178,9 @@ uint64_t DirectUnpack::ContiguousBytes(const std::string& file) const {
   // Parts start where the previous one ends, so the prefix ends at the first part that is
   // missing or still being written (nothing starts at its current end).
   uint64_t end = 0;
-  for (auto part = it->second.find(0); part != it->second.end() && part->second > 0;
+  for (auto part = it->second.find(0); part != it->second.end() && part->second.bytes > 0;
        part = it->second.find(end))
-    end += part->second;
+    end += part->second.bytes;
   return end;
 }
 
@@ -180,35 +208,100 @@ Result<bool> DirectUnpack::Has(const std::string& name) {
 Status DirectUnpack::Send(const std::string& name, int pipe_fd) {
   if (!IsSafeImageName(name))
     return InvalidArgumentError("image name \"" + name + "\" is not a file name");
-  std::string path = images_dir_ + "/" + name;
-  UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (!file.valid()) return ErrnoStatus(errno, "opening " + path);
   CEDANA_RETURN_IF_ERROR(PrepareCriuPipe(pipe_fd, name));
-  const bool pages = IsPagesImage(name);
   auto stopped = [this] {
     std::lock_guard<std::mutex> lock(mu_);
     return Stopped();
   };
-  off_t sent = 0;
+  if (!IsPagesImage(name)) {  // written whole with the heads
+    std::string path = images_dir_ + "/" + name;
+    UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!file.valid()) return ErrnoStatus(errno, "opening " + path);
+    struct stat st {};
+    if (::fstat(file.get(), &st) != 0) return ErrnoStatus(errno, "stat " + path);
+    off_t sent = 0;
+    return SendFileToCriu(pipe_fd, file.get(), &sent, static_cast<uint64_t>(st.st_size), name,
+                          stopped);
+  }
+  UniqueFd in_images_dir;
+  uint64_t sent = 0;
   for (;;) {
     uint64_t ready = 0;
-    bool complete = true;
-    if (pages) {
+    bool complete = false;
+    {
       std::unique_lock<std::mutex> lock(mu_);
-      changed_.wait(lock, [&] {
-        return ContiguousBytes(name) > static_cast<uint64_t>(sent) || Complete(name) || Stopped();
-      });
+      changed_.wait(lock,
+                    [&] { return ContiguousBytes(name) > sent || Complete(name) || Stopped(); });
       if (Stopped()) return AbortedError("unpack stopped while sending " + name);
       complete = Complete(name);
       ready = ContiguousBytes(name);
-    } else {
-      struct stat st {};
-      if (::fstat(file.get(), &st) != 0) return ErrnoStatus(errno, "stat " + path);
-      ready = static_cast<uint64_t>(st.st_size);
     }
-    CEDANA_RETURN_IF_ERROR(SendFileToCriu(pipe_fd, file.get(), &sent, ready, name, stopped));
+    CEDANA_RETURN_IF_ERROR(SendPages(name, pipe_fd, &sent, ready, &in_images_dir));
     if (complete) return OkStatus();
   }
+}
+
+Status DirectUnpack::SendPages(const std::string& name, int pipe_fd, uint64_t* sent, uint64_t end,
+                               UniqueFd* in_images_dir) {
+  auto stopped = [this] {
+    std::lock_guard<std::mutex> lock(mu_);
+    return Stopped();
+  };
+  while (*sent < end) {
+    uint64_t part_offset = 0;
+    Part part;
+    int fd = -1;
+    {
+      // Parts below `end` have arrived whole and no longer change.
+      std::lock_guard<std::mutex> lock(mu_);
+      const auto& parts = pages_.at(name);
+      auto it = std::prev(parts.upper_bound(*sent));
+      part_offset = it->first;
+      part = it->second;
+      if (part.stream >= 0) fd = stored_files_[part.stream].get();
+    }
+    if (fd < 0) {
+      if (!in_images_dir->valid()) {
+        std::string path = images_dir_ + "/" + name;
+        in_images_dir->Reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+        if (!in_images_dir->valid()) return ErrnoStatus(errno, "opening " + path);
+      }
+      fd = in_images_dir->get();
+    }
+    const uint64_t upto = std::min(end, part_offset + part.bytes);
+    const uint64_t base = part.stream >= 0 ? part.stored_at - part_offset : 0;
+    off_t from = static_cast<off_t>(base + *sent);
+    CEDANA_RETURN_IF_ERROR(SendFileToCriu(pipe_fd, fd, &from, base + upto, name, stopped));
+    *sent = upto;
+  }
+  return OkStatus();
+}
+
+Status DirectUnpack::CompleteImagesDir() {
+  CEDANA_RETURN_IF_ERROR(Finish());
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [name, parts] : pages_) {
+    UniqueFd out;
+    for (const auto& [offset, part] : parts) {
+      if (part.stream < 0) continue;
+      std::string path = images_dir_ + "/" + name;
+      if (!out.valid()) {
+        out.Reset(::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
+        if (!out.valid()) return ErrnoStatus(errno, "creating " + path);
+      }
+      if (::lseek(out.get(), static_cast<off_t>(offset), SEEK_SET) < 0)
+        return ErrnoStatus(errno, "seeking in " + path);
+      off_t from = static_cast<off_t>(part.stored_at);
+      for (uint64_t left = part.bytes; left > 0;) {
+        ssize_t n = ::sendfile(out.get(), stored_files_[part.stream].get(), &from, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return ErrnoStatus(errno, "writing " + path);
+        if (n == 0) return AbortedError(name + ": its stored stream shrank after it was read");
+        left -= static_cast<uint64_t>(n);
+      }
+    }
+  }
+  return OkStatus();
 }
 
 }  // namespace cedana::image

@@ -9,8 +9,12 @@
 // tree, which CRIU leaves stopped, run.
 //
 // The stream threads never wait for CRIU (the images dir takes whatever CRIU has not read yet),
-// so no order in which CRIU asks for files can stall them. Thread-safe: Send/Has run on the
-// image server's threads, the rest on the caller's.
+// so no order in which CRIU asks for files can stall them. The pages of a stream stored
+// uncompressed in a local file are not written into the images dir at all: the stream's thread
+// reads (and hashes) them, and Send() hands CRIU the same bytes from the stored file through the
+// same open file description, so a restore of memory that does not compress makes no second copy
+// of it (CompleteImagesDir() writes them out for a plain restore). Thread-safe: Send/Has run on
+// the image server's threads, the rest on the caller's.
 #pragma once
 
 #include <condition_variable>
@@ -22,6 +26,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "common/unique_fd.h"
 #include "image/direct_restore_source.h"
 #include "image/manifest.h"
 #include "image/pack.h"
@@ -49,8 +54,8 @@ class DirectUnpack : public DirectRestoreSource {
   Status WaitForHeads() override;
   // Every stream read and verified, or the first error (a checksum mismatch says so).
   Status Finish() override;
-  // The same: the streams write every image into the images dir anyway.
-  Status CompleteImagesDir() override { return Finish(); }
+  // Finish(), then the pages left in stored files are copied into the images dir.
+  Status CompleteImagesDir() override;
   // Stops the streams and every Send().
   void Cancel() override;
   // The error that ended the unpack by itself (a stream's, not Cancel()), else OK.
@@ -66,8 +71,12 @@ class DirectUnpack : public DirectRestoreSource {
  private:
   class Follower;
   DirectUnpack(const Manifest& manifest, std::string images_dir, ProgressFn progress);
-  // How far `file` is written without a gap (under mu_).
+  // How far `file` has arrived without a gap (under mu_).
   uint64_t ContiguousBytes(const std::string& file) const;
+  // Sends the pages file `name` from *sent up to `end` (arrived) into the pipe, each part from
+  // where it is; `in_images_dir` is opened on first use.
+  Status SendPages(const std::string& name, int pipe_fd, uint64_t* sent, uint64_t end,
+                   UniqueFd* in_images_dir);
   // No stream will write more of the pages file `file` (under mu_).
   bool Complete(const std::string& file) const;
   bool Stopped() const;  // an error or Cancel() (under mu_)
@@ -92,8 +101,17 @@ class DirectUnpack : public DirectRestoreSource {
     std::string file;       // the pages file it is in
   };
   std::vector<Position> positions_;  // per stream; guarded by mu_
-  // pages file -> (part offset -> bytes written there); guarded by mu_
-  std::map<std::string, std::map<uint64_t, uint64_t>> pages_;
+  // A part of a pages file: in the images dir, or left in a stream's stored file.
+  struct Part {
+    uint64_t bytes = 0;      // arrived so far
+    int stream = -1;         // >= 0: left in stored_files_[stream], ...
+    uint64_t stored_at = 0;  // ... from this offset of it
+  };
+  // pages file -> (part offset -> part); guarded by mu_
+  std::map<std::string, std::map<uint64_t, Part>> pages_;
+  // Per stream: its stored file when its pages are left there (set by its thread before its
+  // first byte, kept until destruction); guarded by mu_.
+  std::vector<UniqueFd> stored_files_;
 };
 
 }  // namespace cedana::image

@@ -126,6 +126,52 @@ INSTANTIATE_TEST_SUITE_P(CodecsAndStreams, DirectRoundTripTest,
                                   std::to_string(std::get<1>(info.param)) + "streams";
                          });
 
+// Memory that does not compress is stored as the plain archive: its pages are served from the
+// stored file itself and never copied into the images dir, unless a plain restore needs them.
+class StoredPagesTest : public DirectUnpackTest, public ::testing::WithParamInterface<Codec> {};
+
+TEST_P(StoredPagesTest, PagesOfUncompressedStreamsAreServedFromTheStore) {
+  Manifest m = Pack(GetParam(), 3);
+  auto unpack = DirectUnpack::Start(store_, ref_, m, restored_);
+  ASSERT_TRUE(unpack.has_value()) << unpack.error().ToString();
+  ASSERT_TRUE((*unpack)->WaitForHeads().ok());
+  for (const char* name : {"pages-1.img", "pages-2.img"}) {
+    auto got = SendThroughPipe(**unpack, name);
+    ASSERT_TRUE(got.has_value()) << got.error().ToString();
+    EXPECT_TRUE(*got == ImageFiles().at(name)) << name << ": " << got->size() << " bytes";
+  }
+  ASSERT_TRUE((*unpack)->Finish().ok());
+  bool copied = fs::Exists(restored_ + "/pages-1.img") || fs::Exists(restored_ + "/pages-2.img");
+  EXPECT_EQ(copied, GetParam() != Codec::kNone) << "pages of an uncompressed stream were copied";
+}
+
+TEST_P(StoredPagesTest, CompletingTheImagesDirWritesEveryPage) {
+  Manifest m = Pack(GetParam(), 3);
+  auto unpack = DirectUnpack::Start(store_, ref_, m, restored_);
+  ASSERT_TRUE(unpack.has_value()) << unpack.error().ToString();
+  ASSERT_TRUE((*unpack)->WaitForHeads().ok());
+  ASSERT_TRUE((*unpack)->CompleteImagesDir().ok());
+  for (const auto& [name, data] : ImageFiles())
+    EXPECT_TRUE(fs::ReadFile(restored_ + "/" + name).value() == data) << name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Codecs, StoredPagesTest, ::testing::Values(Codec::kNone, Codec::kZstd),
+                         [](const auto& info) { return std::string(CodecName(info.param)); });
+
+// What is served is what the stream's thread hashed: the file it opened, not whatever is at its
+// path by the time CRIU asks.
+TEST_F(DirectUnpackTest, PagesComeFromTheFileThatWasVerified) {
+  Manifest m = Pack(Codec::kNone, 1);
+  auto unpack = DirectUnpack::Start(store_, ref_, m, restored_);
+  ASSERT_TRUE(unpack.has_value());
+  ASSERT_TRUE((*unpack)->WaitForHeads().ok());
+  ASSERT_TRUE((*unpack)->Finish().ok());
+  FlipByte(0, m.streams[0].stored_bytes - 4096);  // a new file in its place
+  auto got = SendThroughPipe(**unpack, "pages-2.img");
+  ASSERT_TRUE(got.has_value()) << got.error().ToString();
+  EXPECT_TRUE(*got == ImageFiles().at("pages-2.img")) << "the replaced file was served";
+}
+
 TEST_F(DirectUnpackTest, ChangedHeadStopsBeforeCriuReadsAnything) {
   Manifest m = Pack(Codec::kNone, 1);
   FlipByte(0, 700);  // in the head's first file

@@ -280,12 +280,13 @@ Result<std::vector<std::string>> TarReader::ExtractAll(const std::string& dir) {
 Status TarReader::ExtractFile(const std::string& dir, const std::string& name, uint64_t size,
                               uint32_t mode, std::optional<uint64_t> offset) {
   std::string path = dir + "/" + name;
+  const bool leave = observer_ != nullptr && observer_->LeavesInArchive(name);
   // No fsync: a restore that crashes starts over from the store, so durability buys nothing.
   // Parts share their file (no O_EXCL); the images dir is fresh and ours, and O_NOFOLLOW keeps
   // a name from leading elsewhere.
   int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (offset ? 0 : O_EXCL);
-  UniqueFd fd(::open(path.c_str(), flags, mode & 0777));
-  if (!fd.valid()) return ErrnoStatus(errno, "creating " + path);
+  UniqueFd fd(leave ? -1 : ::open(path.c_str(), flags, mode & 0777));
+  if (!leave && !fd.valid()) return ErrnoStatus(errno, "creating " + path);
   uint64_t at = offset.value_or(0);
   if (observer_) observer_->EntryStarted(name, at);
   uint64_t padded = TarEntrySize(size) - kTarBlockSize;
@@ -296,7 +297,8 @@ Status TarReader::ExtractFile(const std::string& dir, const std::string& name, u
     CEDANA_RETURN_IF_ERROR(ReadFull(buf_.data(), chunk));
     size_t data = static_cast<size_t>(std::min<uint64_t>(chunk, data_left));
     for (size_t off = 0; off < data;) {
-      ssize_t n = ::pwrite(fd.get(), buf_.data() + off, data - off, static_cast<off_t>(at));
+      ssize_t n = leave ? static_cast<ssize_t>(data - off)
+                        : ::pwrite(fd.get(), buf_.data() + off, data - off, static_cast<off_t>(at));
       if (n < 0) {
         if (errno == EINTR) continue;
         return ErrnoStatus(errno, "writing " + path);

@@ -80,6 +80,11 @@ class ExtractObserver {
   virtual Status Admit(const std::string& file, uint64_t offset, uint64_t archive_position) {
     return OkStatus();
   }
+  // Whether the bytes of an admitted entry of `file` stay in the archive instead of being
+  // written into the dir: they are read all the same (whatever hashes the archive sees them),
+  // and EntryStarted/Wrote follow them as if written. The observer then serves them from the
+  // archive, where an entry's bytes start kTarBlockSize after its header. Default: never.
+  virtual bool LeavesInArchive(const std::string& file) { return false; }
 };
 
 class TarReader {

@@ -1,4 +1,5 @@
 // UnpackToImagesDir: N stored streams -> CRIU's images dir, verifying every stored byte.
+#include <fcntl.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -47,6 +48,13 @@ Status UnpackStream(int index, storage::CheckpointStore& store, const storage::C
                     const StreamFollower& follower) {
   const StreamInfo& want = manifest.streams[index];
   CEDANA_ASSIGN_OR_RETURN(auto store_source, store.OpenStream(ref, index));
+  if (follower.stored_file && manifest.CodecOf(want) == Codec::kNone &&
+      store_source->FileDescriptor() >= 0) {
+    // The same open file: what is served from it later is what this stream hashes.
+    UniqueFd again(::fcntl(store_source->FileDescriptor(), F_DUPFD_CLOEXEC, 0));
+    if (!again.valid()) return ErrnoStatus(errno, "duplicating the descriptor of a stream");
+    follower.stored_file(std::move(again));
+  }
   auto hashing = std::make_unique<HashingSource>(std::move(store_source));
   HashingSource* stored = hashing.get();
   std::unique_ptr<storage::ByteSource> decoded =

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "common/unique_fd.h"
 #include "image/manifest.h"
 #include "image/stream_group.h"
 #include "image/stream_taps.h"
@@ -19,6 +20,10 @@ struct StreamFollower {
   ExtractObserver* observer = nullptr;
   // Set: the stream's head is checked (manifest head) and this runs once it matched.
   std::function<void()> head_verified;
+  // Set: when the stream is stored uncompressed in a file (a local store), this gets that file,
+  // open for reading, before its first byte is read: its offsets are then the archive's
+  // positions, and the observer may leave entries in it (ExtractObserver::LeavesInArchive).
+  std::function<void(UniqueFd)> stored_file;
 };
 
 // kAborted "checksum mismatch ..." when the stored bytes differ from the manifest's.

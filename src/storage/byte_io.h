@@ -25,6 +25,10 @@ class ByteSource {
   virtual ~ByteSource() = default;
   // Reads up to size bytes; 0 means end of stream.
   virtual Result<size_t> Read(void* data, size_t size) = 0;
+  // The open file the bytes come from, whose offsets are the stream's positions, for a reader
+  // that serves a range again in place (a direct restore, image/direct_unpack.h); -1 when the
+  // bytes do not come from a file (S3). Owned by the source.
+  virtual int FileDescriptor() const { return -1; }
 };
 
 }  // namespace cedana::storage

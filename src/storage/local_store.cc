@@ -87,6 +87,7 @@ class FileSource : public ByteSource {
       if (errno != EINTR) return ErrnoStatus(errno, "reading " + path_);
     }
   }
+  int FileDescriptor() const override { return fd_.get(); }
 
  private:
   UniqueFd fd_;
