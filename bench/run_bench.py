@@ -444,7 +444,9 @@ def report(results, path_md, path_png):
               "`criu restore`; baseline: decompress + untar, then `criu restore`), caches dropped first. "
               "Workloads measured from 2026-12-01 on are restored directly where they can be (checkpoints of the "
               "default dump, at most as many processes as cores): CRIU starts once the streams' heads are "
-              "verified and reads the pages while they are unpacked (docs/architecture.md).",
+              "verified and reads the pages while they are unpacked (docs/architecture.md). From 2026-12-06 on, "
+              "the pages of streams stored uncompressed go to CRIU from the stored file itself, not through a "
+              "copy in the images dir, and the restore's workload record no longer waits for an fsync.",
               "- *dedup-direct* rows (measured from 2026-12-05 on) are `checkpoint.dedup` and `checkpoint.direct` "
               "together: the pages are cut into content-addressed chunks as CRIU hands them over, each compressed "
               "and stored as its own object, the other images go into the streams. Each is its label's first "
