@@ -172,6 +172,13 @@ Status DirectUnpack::Failure() const {
 
 bool DirectUnpack::Stopped() const { return cancelled_ || (done_ && !status_.ok()); }
 
+std::function<bool()> DirectUnpack::StopCheck() {
+  return [this] {
+    std::lock_guard<std::mutex> lock(mu_);
+    return Stopped();
+  };
+}
+
 uint64_t DirectUnpack::ContiguousBytes(const std::string& file) const {
   auto it = pages_.find(file);
   if (it == pages_.end()) return 0;
@@ -209,10 +216,6 @@ Status DirectUnpack::Send(const std::string& name, int pipe_fd) {
   if (!IsSafeImageName(name))
     return InvalidArgumentError("image name \"" + name + "\" is not a file name");
   CEDANA_RETURN_IF_ERROR(PrepareCriuPipe(pipe_fd, name));
-  auto stopped = [this] {
-    std::lock_guard<std::mutex> lock(mu_);
-    return Stopped();
-  };
   if (!IsPagesImage(name)) {  // written whole with the heads
     std::string path = images_dir_ + "/" + name;
     UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
@@ -221,7 +224,7 @@ Status DirectUnpack::Send(const std::string& name, int pipe_fd) {
     if (::fstat(file.get(), &st) != 0) return ErrnoStatus(errno, "stat " + path);
     off_t sent = 0;
     return SendFileToCriu(pipe_fd, file.get(), &sent, static_cast<uint64_t>(st.st_size), name,
-                          stopped);
+                          StopCheck());
   }
   UniqueFd in_images_dir;
   uint64_t sent = 0;
@@ -243,10 +246,6 @@ Status DirectUnpack::Send(const std::string& name, int pipe_fd) {
 
 Status DirectUnpack::SendPages(const std::string& name, int pipe_fd, uint64_t* sent, uint64_t end,
                                UniqueFd* in_images_dir) {
-  auto stopped = [this] {
-    std::lock_guard<std::mutex> lock(mu_);
-    return Stopped();
-  };
   while (*sent < end) {
     uint64_t part_offset = 0;
     Part part;
@@ -268,10 +267,13 @@ Status DirectUnpack::SendPages(const std::string& name, int pipe_fd, uint64_t* s
       }
       fd = in_images_dir->get();
     }
+    // From *sent up to the part's end: at the same offset in the images dir's file, or that
+    // far into the part's bytes in the stored file.
     const uint64_t upto = std::min(end, part_offset + part.bytes);
-    const uint64_t base = part.stream >= 0 ? part.stored_at - part_offset : 0;
-    off_t from = static_cast<off_t>(base + *sent);
-    CEDANA_RETURN_IF_ERROR(SendFileToCriu(pipe_fd, fd, &from, base + upto, name, stopped));
+    const uint64_t at = part.stream >= 0 ? part.stored_at + (*sent - part_offset) : *sent;
+    off_t from = static_cast<off_t>(at);
+    CEDANA_RETURN_IF_ERROR(
+        SendFileToCriu(pipe_fd, fd, &from, at + (upto - *sent), name, StopCheck()));
     *sent = upto;
   }
   return OkStatus();

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -79,7 +80,8 @@ class DirectUnpack : public DirectRestoreSource {
                    UniqueFd* in_images_dir);
   // No stream will write more of the pages file `file` (under mu_).
   bool Complete(const std::string& file) const;
-  bool Stopped() const;  // an error or Cancel() (under mu_)
+  bool Stopped() const;               // an error or Cancel() (under mu_)
+  std::function<bool()> StopCheck();  // Stopped(), taking mu_: for the sends' waits
 
   const Manifest manifest_;
   const std::string images_dir_;
