@@ -173,18 +173,34 @@ BASELINE_CODECS = {"gzip": ("gzip -1", "gzip -dc", "gz"), "zstd": ("zstd -1 -T0 
                    "lz4": ("lz4 -1 -q", "lz4 -dcq", "lz4")}
 
 
-def baseline_once(w, work, ckdir):
-    out = os.path.join(work, "plain.out")
+def plain_dump(w, work, name):
+    """Starts the workload, `criu dump`s it into `work`/`name` and waits until it is gone.
+    Returns (images dir, CRIU's time)."""
+    out = os.path.join(work, name + ".out")
     proc = subprocess.Popen(w.argv(), stdin=subprocess.DEVNULL, stdout=open(out, "w"), stderr=subprocess.STDOUT,
                             start_new_session=True)
     wait_ready(out)
-    img = os.path.join(work, "img")
+    img = os.path.join(work, name)
     os.makedirs(img)
     tree = [proc.pid] + descendants(proc.pid)
     dump_t, _ = timed(lambda: run([CRIU, "dump", "-t", str(proc.pid), "-D", img, "--shell-job", "-o", "dump.log"],
                                   env=CRIU_ENV))
     proc.wait()
     wait_gone(tree)
+    return img, dump_t
+
+
+def plain_restore_timed(img):
+    """A plain `criu restore` of `img`, caches dropped first: its time."""
+    drop_caches()
+    t, pid = timed(lambda: criu_restore(img))
+    kill_tree_of(pid)
+    os.unlink(os.path.join(img, "restored.pid"))
+    return t
+
+
+def baseline_once(w, work, ckdir):
+    img, dump_t = plain_dump(w, work, "img")
     sync_t, _ = timed(lambda: run(["sync", "-f", os.path.join(img, "inventory.img")]))
     r = {"frozen": dump_t, "dump_fsync": dump_t + sync_t}
     for codec, (comp, decomp, ext) in BASELINE_CODECS.items():
@@ -202,10 +218,7 @@ def baseline_once(w, work, ckdir):
         r[f"restore_{codec}"] = t_un + t_rs
         shutil.rmtree(img2)
         os.unlink(target)
-    drop_caches()
-    t_rs, pid = timed(lambda: criu_restore(img))
-    kill_tree_of(pid)
-    r["restore_plain"] = t_rs
+    r["restore_plain"] = plain_restore_timed(img)
     r["image_bytes"] = sum(os.path.getsize(os.path.join(img, f)) for f in os.listdir(img))
     shutil.rmtree(img)
     return r
@@ -279,25 +292,7 @@ def paired_images(w, work):
     restores is paired with a plain restore of it, right before or after (ours_once), so that a
     restore ratio compares two restores a few seconds apart. This VM's restores swing by 2-3x
     over minutes (how fast it hands out memory), more than any difference measured."""
-    out = os.path.join(work, "paired.out")
-    proc = subprocess.Popen(w.argv(), stdin=subprocess.DEVNULL, stdout=open(out, "w"), stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    wait_ready(out)
-    img = os.path.join(work, "paired-img")
-    os.makedirs(img)
-    tree = [proc.pid] + descendants(proc.pid)
-    run([CRIU, "dump", "-t", str(proc.pid), "-D", img, "--shell-job", "-o", "dump.log"], env=CRIU_ENV)
-    proc.wait()
-    wait_gone(tree)
-    return img
-
-
-def plain_restore_timed(img):
-    drop_caches()
-    t, pid = timed(lambda: criu_restore(img))
-    kill_tree_of(pid)
-    os.unlink(os.path.join(img, "restored.pid"))
-    return t
+    return plain_dump(w, work, "paired-img")[0]
 
 
 def ours_once(d, w, codec, streams, ck_dir, paired_img=None, plain_first=False):

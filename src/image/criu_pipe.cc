@@ -3,7 +3,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/sendfile.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "common/unique_fd.h"
 
 namespace cedana::image {
 namespace {
@@ -41,6 +44,18 @@ Status SendFileToCriu(int pipe_fd, int file_fd, off_t* offset, uint64_t end,
     CEDANA_RETURN_IF_ERROR(WaitForCriu(pipe_fd, name, stopped));
   }
   return OkStatus();
+}
+
+Status SendImageFileToCriu(int pipe_fd, const std::string& images_dir, const std::string& name,
+                           const std::function<bool()>& stopped) {
+  std::string path = images_dir + "/" + name;
+  UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  if (!file.valid()) return ErrnoStatus(errno, "opening " + path);
+  struct stat st {};
+  if (::fstat(file.get(), &st) != 0) return ErrnoStatus(errno, "stat " + path);
+  off_t sent = 0;
+  return SendFileToCriu(pipe_fd, file.get(), &sent, static_cast<uint64_t>(st.st_size), name,
+                        stopped);
 }
 
 Status WriteToCriu(int pipe_fd, std::string_view data, const std::string& name,

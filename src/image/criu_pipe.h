@@ -23,6 +23,11 @@ Status PrepareCriuPipe(int pipe_fd, const std::string& name);
 Status SendFileToCriu(int pipe_fd, int file_fd, off_t* offset, uint64_t end,
                       const std::string& name, const std::function<bool()>& stopped);
 
+// Sends the whole file `images_dir`/`name` (an image already written and verified) into the
+// pipe; kAborted as SendFileToCriu.
+Status SendImageFileToCriu(int pipe_fd, const std::string& images_dir, const std::string& name,
+                           const std::function<bool()>& stopped);
+
 // Writes all of `data` into the pipe; kAborted as SendFileToCriu.
 Status WriteToCriu(int pipe_fd, std::string_view data, const std::string& name,
                    const std::function<bool()>& stopped);

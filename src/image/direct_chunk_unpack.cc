@@ -135,14 +135,7 @@ Status DirectChunkUnpack::Send(const std::string& name, int pipe_fd) {
   if (const ChunkedFile* pages = PagesFile(name)) return SendChunks(*pages, pipe_fd);
 
   // Every other image was unpacked and verified by WaitForHeads.
-  std::string path = images_dir_ + "/" + name;
-  UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  if (!file.valid()) return ErrnoStatus(errno, "opening " + path);
-  struct stat st {};
-  if (::fstat(file.get(), &st) != 0) return ErrnoStatus(errno, "stat " + path);
-  off_t sent = 0;
-  return SendFileToCriu(pipe_fd, file.get(), &sent, static_cast<uint64_t>(st.st_size), name,
-                        [this] { return Stopped(); });
+  return SendImageFileToCriu(pipe_fd, images_dir_, name, [this] { return Stopped(); });
 }
 
 }  // namespace cedana::image

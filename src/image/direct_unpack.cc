@@ -216,16 +216,8 @@ Status DirectUnpack::Send(const std::string& name, int pipe_fd) {
   if (!IsSafeImageName(name))
     return InvalidArgumentError("image name \"" + name + "\" is not a file name");
   CEDANA_RETURN_IF_ERROR(PrepareCriuPipe(pipe_fd, name));
-  if (!IsPagesImage(name)) {  // written whole with the heads
-    std::string path = images_dir_ + "/" + name;
-    UniqueFd file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-    if (!file.valid()) return ErrnoStatus(errno, "opening " + path);
-    struct stat st {};
-    if (::fstat(file.get(), &st) != 0) return ErrnoStatus(errno, "stat " + path);
-    off_t sent = 0;
-    return SendFileToCriu(pipe_fd, file.get(), &sent, static_cast<uint64_t>(st.st_size), name,
-                          StopCheck());
-  }
+  if (!IsPagesImage(name))  // written whole with the heads
+    return SendImageFileToCriu(pipe_fd, images_dir_, name, StopCheck());
   UniqueFd in_images_dir;
   uint64_t sent = 0;
   for (;;) {
