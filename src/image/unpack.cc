@@ -1,5 +1,6 @@
 // UnpackToImagesDir: N stored streams -> CRIU's images dir, verifying every stored byte.
 #include <fcntl.h>
+
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -89,7 +89,9 @@ check "third and fourth: dumps" test -n "$ck3" -a -n "$ck4"
 check "retention (keep 2) removed the second checkpoint" \
   bash -c "! '$CEDANA' checkpoints --json | grep -q '\"$ck2\"'"
 "$CEDANA" kill "$w" >/dev/null 2>&1
-check "original workload stopped" wait_for 30 bash -c "! is_status $w running"
+# is_status is a function of lib.sh: a `bash -c` would not have it (and would always succeed).
+not_running() { ! is_status "$1" running; }
+check "original workload stopped" wait_for 30 not_running "$w"
 
 restore_and_check third "$ck3" "$T/dd.flag"
 check "a deduplicated checkpoint restores directly, its pages read from the chunks" \
