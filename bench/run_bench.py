@@ -316,7 +316,6 @@ def ours_once(d, w, codec, streams, ck_dir, paired_img=None, plain_first=False):
     t_rs, rid = timed(lambda: d.cli(*rargs))
     restore_rss = d.peak_rss_mib()
     d.cli("kill", rid)
-    reap_all()
     if paired_img and not plain_first:
         plain = plain_restore_timed(paired_img)
     rows = d.checkpoints(*(["--dir", ck_dir] if ck_dir else []))
@@ -604,30 +603,26 @@ def main():
             if w.children:
                 configs = [("zstd", 1), ("zstd", 4)]
             paired_img = paired_images(w, tempfile.mkdtemp(dir=home))
+
+            def measure(key, daemon, codec, streams, ck):
+                """One row: --runs checkpoints and restores, each restore paired (plain first
+                every other run)."""
+                log(f"{w.name}: {key}")
+                runs = [ours_once(daemon, w, codec, streams, ck, paired_img, i % 2 == 1) for i in range(args.runs)]
+                reap_all()
+                entry["ours"][key] = {k: stats([r[k] for r in runs]) for k in runs[0]}
+
             targets = [("local", None)]
             if rgw_dir and w.mib == 1024 and w.kind == "typical" and not w.children:
                 targets.append(("s3", "s3://bench/run"))
             for where, ck in targets:
                 for codec, streams in configs if where == "local" else [("zstd", 1), ("zstd", 4)]:
-                    key = f"{where} {codec} x{streams}"
-                    log(f"{w.name}: {key}")
-                    runs = [ours_once(d, w, codec, streams, ck, paired_img, i % 2 == 1) for i in range(args.runs)]
-                    reap_all()
-                    entry["ours"][key] = {k: stats([r[k] for r in runs]) for k in runs[0]}
+                    measure(f"{where} {codec} x{streams}", d, codec, streams, ck)
             if w.mib == 1024 and w.kind == "typical" and not w.children:
                 for codec, streams in (("none", 4), ("lz4", 4), ("zstd", 1), ("zstd", 4)):
-                    key = f"direct {codec} x{streams}"
-                    log(f"{w.name}: {key}")
-                    runs = [ours_once(d_direct, w, codec, streams, None, paired_img, i % 2 == 1)
-                            for i in range(args.runs)]
-                    reap_all()
-                    entry["ours"][key] = {k: stats([r[k] for r in runs]) for k in runs[0]}
+                    measure(f"direct {codec} x{streams}", d_direct, codec, streams, None)
             for codec in ("lz4", "zstd"):
-                key = f"dedup-direct {codec} x4"
-                log(f"{w.name}: {key}")
-                runs = [ours_once(d_dedup, w, codec, 4, None, paired_img, i % 2 == 1) for i in range(args.runs)]
-                reap_all()
-                entry["ours"][key] = {k: stats([r[k] for r in runs]) for k in runs[0]}
+                measure(f"dedup-direct {codec} x4", d_dedup, codec, 4, None)
             results["workloads"].append(entry)
             with open(os.path.join(ROOT, "bench/results.json"), "w") as f:
                 json.dump(results, f, indent=1)
