@@ -55,7 +55,9 @@ TEST_F(MakeDirsTest, EitherDurabilityReplacesTheFileWhole) {
   for (Durability d : {Durability::kOnDisk, Durability::kUntilCrash}) {
     ASSERT_TRUE(WriteFileAtomic(dir_ + "/record", "old", 0600, d).ok());
     ASSERT_TRUE(WriteFileAtomic(dir_ + "/record", "new", 0600, d).ok());
-    EXPECT_EQ(ReadFile(dir_ + "/record").value(), "new");
+    Result<std::string> got = ReadFile(dir_ + "/record");
+    ASSERT_TRUE(got.has_value()) << got.error().ToString();
+    EXPECT_EQ(*got, "new");
     EXPECT_EQ(ModeOf(dir_ + "/record"), 0600u);
     EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_), {}), 1)
         << "a temporary file stayed";
