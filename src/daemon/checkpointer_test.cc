@@ -489,6 +489,35 @@ TEST_P(CheckpointerTest, RestoreLaunchesTheNewestCheckpoint) {
   EXPECT_EQ(Committed(), 2u);
 }
 
+// With a remover (the daemon's housekeeper), a dump and a restore reply before their images dirs
+// are unlinked: each is retired, the remover woken, and the work dir's sweep removes it.
+TEST_P(CheckpointerTest, ImagesDirsAreRetiredToTheRemover) {
+  int wakes = 0;
+  node_->SetWorkDirRemover([&] { ++wakes; });
+  const std::string work_dir = node_->config().node.work_dir;
+  Result<DumpOutcome> dumped = Dump(/*leave_running=*/true);
+  ASSERT_TRUE(dumped.has_value()) << dumped.error().ToString();
+  const std::string dump_dir = DumpImagesName(dumped->manifest.id);
+  EXPECT_EQ(wakes, 1);
+  EXPECT_TRUE(fs::Exists(work_dir + "/" + dump_dir)) << "removed before the reply";
+  EXPECT_TRUE(node_->WorkDirRetired(dump_dir));
+  ASSERT_TRUE(RestoreLabel().has_value());
+  EXPECT_EQ(wakes, 2);
+  auto left = fs::ListDir(work_dir);
+  ASSERT_TRUE(left.has_value());
+  EXPECT_EQ(left->size(), 2u) << "the dump's and the restore's images dirs, until the sweep";
+  for (const std::string& name : *left) EXPECT_TRUE(node_->WorkDirRetired(name)) << name;
+
+  SweepWorkDir(*node_);
+  EXPECT_TRUE(fs::ListDir(work_dir)->empty());
+  for (const std::string& name : *left) EXPECT_FALSE(node_->WorkDirRetired(name)) << name;
+  // Once the remover is gone, whoever retires a dir removes it.
+  node_->SetWorkDirRemover({});
+  ASSERT_TRUE(Dump(/*leave_running=*/true).has_value());
+  EXPECT_EQ(wakes, 2);
+  EXPECT_TRUE(fs::ListDir(work_dir)->empty());
+}
+
 // A checkpoint a plain dump made has stream heads, so its restore streams; when CRIU fails on
 // the direct restore's images, the same checkpoint is restored once more after a full unpack.
 // A direct dump's checkpoint has no heads: it is unpacked first, and restored once.

@@ -47,10 +47,7 @@ class DumpWorkspace {
   ~DumpWorkspace() {
     if (journaled_) DumpJournal(node_.config().node.state_dir).End(plan_.manifest.id);
     if (!marker_.empty()) ::unlink(marker_.c_str());
-    if (claimed_) {
-      (void)fs::RemoveTree(plan_.images_dir);
-      node_.ReleaseWorkDir(plan_.images_name);
-    }
+    if (claimed_) node_.RetireWorkDir(plan_.images_name);
   }
   DumpWorkspace(const DumpWorkspace&) = delete;
   DumpWorkspace& operator=(const DumpWorkspace&) = delete;

@@ -7,9 +7,11 @@
 
 namespace cedana::daemon {
 
-Housekeeper::Housekeeper(const NodeContext& node) : node_(node) {}
+Housekeeper::Housekeeper(NodeContext& node) : node_(node) {}
 
 Housekeeper::~Housekeeper() {
+  // Retired dirs from now on are removed by whoever retires them.
+  node_.SetWorkDirRemover({});
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
@@ -19,24 +21,35 @@ Housekeeper::~Housekeeper() {
 }
 
 void Housekeeper::Start() {
+  node_.SetWorkDirRemover([this] {
+    std::lock_guard<std::mutex> lock(mu_);
+    retired_ = true;
+    cv_.notify_all();
+  });
   thread_ = std::thread([this] {
     std::string last;
     // Recovery swept the store at start.
     auto next_store_sweep = std::chrono::steady_clock::now() + kAbandonedSweepEvery;
+    auto next_chores = std::chrono::steady_clock::now();
     std::unique_lock<std::mutex> lock(mu_);
     while (!stop_) {
+      retired_ = false;
+      const bool chores_due = std::chrono::steady_clock::now() >= next_chores;
       lock.unlock();
-      Status s = RecordFinishedRuns(node_);
-      // Said once per new problem (a store that is down), not every 2 s.
-      if (!s.ok() && s.message() != last) log::Warn("lineage: {}", s.ToString());
-      last = s.message();
+      if (chores_due) {
+        Status s = RecordFinishedRuns(node_);
+        // Said once per new problem (a store that is down), not every 2 s.
+        if (!s.ok() && s.message() != last) log::Warn("lineage: {}", s.ToString());
+        last = s.message();
+      }
       SweepWorkDir(node_);
-      if (std::chrono::steady_clock::now() >= next_store_sweep) {
+      if (chores_due && std::chrono::steady_clock::now() >= next_store_sweep) {
         SweepAbandonedCheckpoints(node_);
         next_store_sweep = std::chrono::steady_clock::now() + kAbandonedSweepEvery;
       }
       lock.lock();
-      cv_.wait_for(lock, std::chrono::seconds(2), [this] { return stop_; });
+      if (chores_due) next_chores = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+      cv_.wait_until(lock, next_chores, [this] { return stop_ || retired_; });
     }
   });
 }

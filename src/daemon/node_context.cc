@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "common/fs.h"
+
 namespace cedana::daemon {
 
 NodeContext::NodeContext(Config config, NodeSeams seams, std::string cluster_key,
@@ -51,14 +53,38 @@ void NodeContext::ClaimWorkDir(const std::string& name) {
   work_dirs_.insert(name);
 }
 
-void NodeContext::ReleaseWorkDir(const std::string& name) {
-  std::lock_guard guard(work_dirs_mu_);
-  work_dirs_.erase(name);
-}
-
 bool NodeContext::WorkDirClaimed(const std::string& name) const {
   std::lock_guard guard(work_dirs_mu_);
   return work_dirs_.count(name) != 0;
+}
+
+void NodeContext::RetireWorkDir(const std::string& name) {
+  {
+    std::lock_guard guard(work_dirs_mu_);
+    work_dirs_.erase(name);
+    if (work_dir_remover_) {
+      retired_work_dirs_.insert(name);
+      // Under the lock: SetWorkDirRemover({}) returns only once no call is in flight.
+      work_dir_remover_();
+      return;
+    }
+  }
+  (void)fs::RemoveTree(config_.node.work_dir + "/" + name);
+}
+
+bool NodeContext::WorkDirRetired(const std::string& name) const {
+  std::lock_guard guard(work_dirs_mu_);
+  return retired_work_dirs_.count(name) != 0;
+}
+
+void NodeContext::SetWorkDirRemover(std::function<void()> wake) {
+  std::lock_guard guard(work_dirs_mu_);
+  work_dir_remover_ = std::move(wake);
+}
+
+void NodeContext::WorkDirRemoved(const std::string& name) {
+  std::lock_guard guard(work_dirs_mu_);
+  retired_work_dirs_.erase(name);
 }
 
 Status CheckOwner(const Caller& caller, uid_t owner, const std::string& what) {

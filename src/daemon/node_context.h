@@ -87,8 +87,18 @@ class NodeContext {
   // Images dirs (names in the work dir) of the dumps and restores in progress: the work dir's
   // sweep (daemon/recovery.h) removes every other one. Claim before creating the dir.
   void ClaimWorkDir(const std::string& name);
-  void ReleaseWorkDir(const std::string& name);
   bool WorkDirClaimed(const std::string& name) const;
+  // The dump or restore is done with its images dir: the claim ends and the dir goes. With a
+  // remover registered (the housekeeper) that happens on its thread, after the reply: unlinking
+  // 1 GiB of images takes 0.05-0.07 s here, on every dump and on every restore that unpacked
+  // pages. Without one, here and now.
+  void RetireWorkDir(const std::string& name);
+  // Whether `name` was retired and not yet removed; the sweep says nothing about those.
+  bool WorkDirRetired(const std::string& name) const;
+  // Called when the work dir holds a retired dir; cleared (empty) before the remover goes.
+  void SetWorkDirRemover(std::function<void()> wake);
+  // The sweep removed `name`.
+  void WorkDirRemoved(const std::string& name);
 
  private:
   const Config config_;
@@ -105,7 +115,9 @@ class NodeContext {
   std::mutex locks_mu_;
   std::map<std::string, std::unique_ptr<std::mutex>> locks_;
   mutable std::mutex work_dirs_mu_;
-  std::set<std::string> work_dirs_;  // guarded by work_dirs_mu_
+  std::set<std::string> work_dirs_;          // claimed; guarded by work_dirs_mu_
+  std::set<std::string> retired_work_dirs_;  // guarded by work_dirs_mu_
+  std::function<void()> work_dir_remover_;   // guarded by work_dirs_mu_
 };
 
 // kPermissionDenied unless the caller is root or `owner`.

@@ -109,15 +109,20 @@ void RecoverInterruptedOperations(NodeContext& node) {
   SweepAbandonedCheckpoints(node);
 }
 
-void SweepWorkDir(const NodeContext& node) {
+void SweepWorkDir(NodeContext& node) {
   const std::string& work_dir = node.config().node.work_dir;
   Result<std::vector<std::string>> names = fs::ListDir(work_dir);
   if (!names.has_value()) return;
-  int removed = 0;
+  int removed = 0;  // left over, not retired
   for (const std::string& name : *names) {
     if (name.rfind("dump-", 0) != 0 && name.rfind("restore-", 0) != 0) continue;
     if (node.WorkDirClaimed(name)) continue;
-    if (fs::RemoveTree(work_dir + "/" + name).ok()) ++removed;
+    const bool retired = node.WorkDirRetired(name);
+    if (!fs::RemoveTree(work_dir + "/" + name).ok()) continue;
+    if (retired)
+      node.WorkDirRemoved(name);
+    else
+      ++removed;
   }
   if (removed > 0)
     log::Warn("recovery: removed {} images dirs no dump or restore uses from {}", removed,

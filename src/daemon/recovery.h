@@ -9,7 +9,8 @@
 // - the work dir's images dirs: no dump or restore is in progress at start, so all are removed.
 // - the checkpoint dir's abandoned checkpoints (daemon/abandoned_checkpoints.h).
 // SweepWorkDir is also run every few seconds (Housekeeper): an images dir that no dump or restore
-// of this daemon claims (NodeContext::ClaimWorkDir) is left over and removed.
+// of this daemon claims (NodeContext::ClaimWorkDir) is left over and removed, with a warning
+// unless its dump or restore retired it (NodeContext::RetireWorkDir).
 #pragma once
 
 #include "daemon/node_context.h"
@@ -17,6 +18,6 @@
 namespace cedana::daemon {
 
 void RecoverInterruptedOperations(NodeContext& node);
-void SweepWorkDir(const NodeContext& node);
+void SweepWorkDir(NodeContext& node);
 
 }  // namespace cedana::daemon

@@ -181,10 +181,7 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool direct) {
   const std::string images_dir = node_.config().node.work_dir + "/" + images_name;
   CEDANA_ASSIGN_OR_RETURN(WorkloadSpec spec, RestoredSpec(node_, m, o_, images_dir));
   node_.ClaimWorkDir(images_name);
-  ScopeExit remove_images([&] {
-    (void)fs::RemoveTree(images_dir);
-    node_.ReleaseWorkDir(images_name);
-  });
+  ScopeExit remove_images([&] { node_.RetireWorkDir(images_name); });
   CEDANA_RETURN_IF_ERROR(fs::MakeDirs(images_dir, 0700));
   // Unprivileged mode: the owner's CRIU reads the images, and the checkpoint files are read with
   // the owner's file-system identity (root_squash NFS).

@@ -23,7 +23,6 @@ half_written() {
   done
 }
 nothing_half_written() { [ -z "$(half_written)" ]; }
-work_dir_empty() { [ -z "$(ls -A "$CEDANA_CHECKPOINT_WORK_DIR" 2>/dev/null)" ]; }
 listed() { "$CEDANA" checkpoints --label "$1" --json | grep -q '"id"'; }
 not_listed() { ! listed "$1"; }
 exited_ok() { is_status "$1" exited && [ "$(wl_field "$1" exit_code)" = 0 ]; }
@@ -68,7 +67,7 @@ for step in dumped packed committed; do
     "$CEDANA" kill --wait "$w" >/dev/null
   fi
   check "$step: nothing half-written in the checkpoint dir" nothing_half_written
-  check "$step: the work dir is empty" work_dir_empty
+  check "$step: the work dir is empty" wait_for 10 work_dir_empty
   check "$step: the daemon said what it put right" grep -q "recovery: the daemon stopped .*checkpoint" "$T/daemon.log"
   stop_daemon
 done
@@ -111,7 +110,7 @@ check "criu: the restarted daemon continued the workload" wait_for 130 running_n
 touch "$T/crash-criu.flag"
 check "criu: the workload's memory is intact (exit 0)" wait_for 60 exited_ok "$w"
 check "criu: nothing half-written in the checkpoint dir" nothing_half_written
-check "criu: the work dir is empty" work_dir_empty
+check "criu: the work dir is empty" wait_for 10 work_dir_empty
 
 # --- a direct restore interrupted before its tree was continued -------------------------------
 w=$(counter crash-restore)
@@ -130,7 +129,7 @@ wait "$restore_cli" 2>/dev/null
 start_daemon || exit 1
 check "restore: the restarted daemon killed the unverified tree" wait_for 10 gone "${rpid:-0}"
 check "restore: the checkpoint is kept" listed crash-restore
-check "restore: the work dir is empty" work_dir_empty
+check "restore: the work dir is empty" wait_for 10 work_dir_empty
 n=$(last_number "$T/crash-restore.out" "Counter: ")
 r=$(restore_id "$ck")
 check "restore: a restore of it then works and counts on" \

@@ -38,7 +38,7 @@ check "workload unharmed by bad requests" running_and_counting "$w" "$T/w.out"
 read_only_dir "$T/ro"
 expect_error "dump into a read-only checkpoint dir fails" "$T/ro" "$CEDANA" dump "$w" --dir "$T/ro"
 check "workload still running and thawed after the failed dump" running_and_counting "$w" "$T/w.out"
-check "no images dir left in the work dir" bash -c "[ -z \"\$(ls '$T/work')\" ]"
+check "no images dir left in the work dir" wait_for 10 work_dir_empty
 
 # A workload in its own PID namespace whose working dir is read-only and holds a stale
 # proc.crtools: stock CRIU's parasite mounts a /proc for that namespace at ./proc.crtools in the
@@ -78,7 +78,7 @@ sleep 1
 check "the damaged checkpoint never ran (CRIU may have restored it, stopped)" \
   bash -c "! grep -q Counter '$T/x.out' 2>/dev/null"
 check "nothing half-restored: no new workload" test "$("$CEDANA" ps --json | grep -c '"id"')" = "$n_before"
-check "no restore dir left in the work dir" bash -c "[ -z \"\$(ls '$T/work')\" ]"
+check "no restore dir left in the work dir" wait_for 10 work_dir_empty
 check "the corrupted checkpoint is kept (nothing deleted)" test -f "$stream"
 r=$("$CEDANA" restore --label faults --output "$T/fallback.out" 2>"$T/fallback.err")
 check "--label falls back to the previous good checkpoint" test -n "$r"

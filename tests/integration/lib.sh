@@ -82,6 +82,10 @@ finish() {
   exit 0
 }
 
+# work_dir_empty [DIR]: no images dir in the work dir. A dump or restore retires its images dir
+# to the daemon's housekeeper, which removes it just after the reply: wait_for it.
+work_dir_empty() { [ -z "$(ls -A "${1:-$CEDANA_CHECKPOINT_WORK_DIR}" 2>/dev/null)" ]; }
+
 # wait_for SECONDS command...: polls until the command succeeds.
 wait_for() {
   local secs=$1; shift
