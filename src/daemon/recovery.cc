@@ -119,10 +119,11 @@ void SweepWorkDir(NodeContext& node) {
     if (node.WorkDirClaimed(name)) continue;
     const bool retired = node.WorkDirRetired(name);
     if (!fs::RemoveTree(work_dir + "/" + name).ok()) continue;
-    if (retired)
+    if (retired) {
       node.WorkDirRemoved(name);
-    else
+    } else {
       ++removed;
+    }
   }
   if (removed > 0)
     log::Warn("recovery: removed {} images dirs no dump or restore uses from {}", removed,
