@@ -51,6 +51,10 @@ void Housekeeper::Start() {
       if (chores_due) next_chores = std::chrono::steady_clock::now() + std::chrono::seconds(2);
       cv_.wait_until(lock, next_chores, [this] { return stop_ || retired_; });
     }
+    // What was retired since the last sweep goes too, rather than to the next daemon's start
+    // as a leftover.
+    lock.unlock();
+    SweepWorkDir(node_);
   });
 }
 
