@@ -1,7 +1,6 @@
 #include "daemon/server.h"
 
 #include <fcntl.h>
-#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/random.h>
@@ -142,12 +141,6 @@ std::string SelfExe() {
 }  // namespace
 
 int RunDaemon(const Config& config) {
-  // Image data passes through buffers of 1-32 MiB (stream parts, S3 parts). glibc raises its
-  // mmap threshold to the size of the first such buffer freed; later ones then come from its
-  // arenas, which keep what is freed, so the daemon stayed at its peak (200 MiB after one S3
-  // restore of 1 GiB with 4 streams) and the next operations started from there. A fixed
-  // threshold keeps large buffers mapped and returns them when freed (20 MiB after each).
-  ::mallopt(M_MMAP_THRESHOLD, 1 << 20);
   log::SetLevel(config.log_level);
   if (!config.node.log_file.empty())
     (void)fs::MakeDirs(std::filesystem::path(config.node.log_file).parent_path().string(), 0755);
