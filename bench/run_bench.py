@@ -53,9 +53,9 @@ def busy_cpu_s():
 
 
 def timed_cpu(fn):
-    """(wall s, busy CPU s of the whole machine meanwhile, fn's result). The CPU seconds say how
-    much work a step did, whatever this VM's memory handout made of its wall time; on N cores
-    no step can take less than its CPU seconds / N."""
+    """(wall s, busy CPU s of the whole machine meanwhile, fn's result). On N cores no step can
+    take less than its CPU seconds / N. They swing with this VM too (the guest's time getting
+    fresh memory is CPU time), so compare them within a pair or a row."""
     c = busy_cpu_s()
     t, out = timed(fn)
     return t, busy_cpu_s() - c, out
@@ -548,8 +548,9 @@ def report(results, path_md, path_png):
               "best ratio (before 2026-12-06 12:00 UTC: the fastest restore).",
               "- *CPU s*: busy CPU seconds of the whole machine (`/proc/stat`, all cores, I/O wait left out) "
               "while our checkpoint (the CLI's request), our restore and its paired plain `criu restore` ran; "
-              "medians. They measure the work done, which this VM's memory handout does not make swing as it "
-              "does wall times: on N cores nothing finishes in less than its CPU seconds / N. A plain restore "
+              "medians. On N cores nothing finishes in less than its CPU seconds / N. They swing with this VM "
+              "too (the guest's time getting fresh memory is CPU time: the same restore took 2.2 and 5.0 CPU s "
+              "within minutes), so compare them within a row, with the paired restore. A plain restore "
               "of one process keeps one core busy; ours verifies and unpacks on the other, so a restore that "
               "needs more than 2.3x the plain one's CPU seconds (2 x 1.15) here cannot finish within 1.15x its time, "
               "however it is overlapped.",
