@@ -545,7 +545,7 @@ def report(results, path_md, path_png):
               "2-3x within minutes. Rows measured from 2026-12-06 12:00 UTC on (those with CPU figures) give "
               "the median of each pair's ratio instead, which moves less with the VM. Earlier rows compare "
               "with the baseline's restore above the table. The Targets table picks the restore row with the "
-              "best ratio (before 2026-12-06 12:00 UTC: the fastest restore).",
+              "best ratio (until 2026-12-06 it picked the row with the fastest restore).",
               "- *CPU s*: busy CPU seconds of the whole machine (`/proc/stat`, all cores, I/O wait left out) "
               "while our checkpoint (the CLI's request), our restore and its paired plain `criu restore` ran; "
               "medians. On N cores nothing finishes in less than its CPU seconds / N. They swing with this VM "
