@@ -361,8 +361,9 @@ def ours_once(d, w, codec, streams, ck_dir, paired_img=None, plain_first=False):
 
 def restore_ratio(o, b):
     """Our restore against a plain `criu restore`: the median of each run's ratio to its paired
-    plain restore (rows measured from 2026-12-06 12:00 UTC on), else the ratio of the medians of ours and
-    of the paired restores (from 2026-12-06 on), else of ours and the workload's baseline."""
+    plain restore (rows measured from 2026-12-06 12:00 UTC on), else the ratio of the medians
+    of ours and of the paired restores (from 2026-12-06 on), else of ours and the workload's
+    baseline."""
     if "restore_paired_ratio" in o:
         return o["restore_paired_ratio"]["median"]
     plain = o.get("restore_plain_paired", b["restore_plain"])

@@ -82,9 +82,9 @@ void NodeContext::SetWorkDirRemover(std::function<void()> wake) {
   work_dir_remover_ = std::move(wake);
 }
 
-void NodeContext::WorkDirRemoved(const std::string& name) {
+bool NodeContext::WorkDirRemoved(const std::string& name) {
   std::lock_guard guard(work_dirs_mu_);
-  retired_work_dirs_.erase(name);
+  return retired_work_dirs_.erase(name) != 0;
 }
 
 Status CheckOwner(const Caller& caller, uid_t owner, const std::string& what) {

@@ -97,8 +97,8 @@ class NodeContext {
   bool WorkDirRetired(const std::string& name) const;
   // Called when the work dir holds a retired dir; cleared (empty) before the remover goes.
   void SetWorkDirRemover(std::function<void()> wake);
-  // The sweep removed `name`.
-  void WorkDirRemoved(const std::string& name);
+  // The sweep removed `name`: whether it had been retired (else it was left over).
+  bool WorkDirRemoved(const std::string& name);
 
  private:
   const Config config_;

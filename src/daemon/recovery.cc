@@ -117,13 +117,8 @@ void SweepWorkDir(NodeContext& node) {
   for (const std::string& name : *names) {
     if (name.rfind("dump-", 0) != 0 && name.rfind("restore-", 0) != 0) continue;
     if (node.WorkDirClaimed(name)) continue;
-    const bool retired = node.WorkDirRetired(name);
     if (!fs::RemoveTree(work_dir + "/" + name).ok()) continue;
-    if (retired) {
-      node.WorkDirRemoved(name);
-    } else {
-      ++removed;
-    }
+    if (!node.WorkDirRemoved(name)) ++removed;
   }
   if (removed > 0)
     log::Warn("recovery: removed {} images dirs no dump or restore uses from {}", removed,
