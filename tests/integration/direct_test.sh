@@ -6,10 +6,14 @@
 # images dir packed after CRIU) round-trips and fails as cleanly.
 source "$(dirname "$0")/lib.sh"
 MIB=${MEMSTATE_MIB:-1024}
-start_daemon CEDANA_CHECKPOINT_DIRECT=1 CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB=64 || exit 1
+# Each committed dump pauses 3 s before it ends, its images dir still in the work dir, so that
+# the test can look into it (common/fault_point.h).
+start_daemon CEDANA_CHECKPOINT_DIRECT=1 CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB=64 \
+  CEDANA_TEST_PAUSE_AT=dump:committed:3 || exit 1
 
 engine_state() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
 last_dump_line() { grep " dump: checkpoint " "$T/daemon.log" | tail -n1; }
+paused_after_commit() { grep -q "test: paused at dump:committed " "$T/daemon.log"; }
 
 start_memstate() { # tag mib -> workload id
   local w
@@ -24,13 +28,18 @@ restore_and_check() { # tag checkpoint
 
 # 1 GiB through 64 MiB of memory: CRIU waits for the store, the round trip is exact.
 w=$(start_memstate big "$MIB")
-ck=$(dump_id "$w" --compression zstd --streams 4)
+dump_id "$w" --compression zstd --streams 4 >"$T/big.ck" &
+dump_cli=$!
+check "big: the dump paused after its commit" wait_for 120 paused_after_commit
+check "big: its images dir is still in the work dir then" bash -c "[ -n \"\$(ls '$T/work')\" ]"
+check "big: no pages image written to the work dir" bash -c "[ -z \"\$(find '$T/work' -name 'pages-*')\" ]"
+wait "$dump_cli"
+ck=$(cat "$T/big.ck")
 check "big: direct dump" test -n "$ck"
 line=$(last_dump_line)
 check "big: the dump was direct" grep -q ", direct," <<<"$line"
 peak=$(grep -o 'peak buffer [0-9]*' <<<"$line" | grep -o '[0-9]*$')
 check "big: peak buffer ${peak:-?} MiB within the 64 MiB limit" test -n "$peak" -a "${peak:-999}" -le 64
-check "big: no pages image written to the work dir" bash -c "[ -z \"\$(find '$T/work' -name 'pages-*')\" ]"
 restore_and_check big "$ck"
 check "big: a direct dump's checkpoint (CRIU's order, no heads) restores after a full unpack" \
   grep -q "restored as workload .*(pid [0-9]*, unpack" "$T/daemon.log"
