@@ -230,7 +230,8 @@ Result<Client::Response> Client::Send(const Request& req) {
   }
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp.status);
   curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &resp.content_length);
-  if (req.out != nullptr && resp.status >= 300) resp.body = std::move(*req.out);  // error XML
+  // The error's XML; copied, so that the caller keeps its buffer to reuse.
+  if (req.out != nullptr && resp.status >= 300) resp.body = *req.out;
   return resp;
 }
 
@@ -319,10 +320,8 @@ Result<ObjectInfo> Client::HeadObject(const std::string& key) {
 
 Status Client::GetRange(const std::string& key, const std::string& etag, uint64_t offset,
                         size_t length, std::string* out) {
-  if (length == 0) {
-    out->clear();
-    return OkStatus();
-  }
+  out->clear();  // keeps its capacity: callers reuse one buffer for every range
+  if (length == 0) return OkStatus();
   Request req;
   req.key = key;
   req.headers.push_back(fmt::format("Range: bytes={}-{}", offset, offset + length - 1));

@@ -47,8 +47,8 @@ class Client {
   // is larger than max_bytes.
   Result<std::string> GetObject(const std::string& key, std::optional<size_t> max_bytes = {});
   Result<ObjectInfo> HeadObject(const std::string& key);
-  // Reads [offset, offset+length) of `key` into *out; if etag is not empty the object must
-  // still have it (kAborted when it was replaced meanwhile).
+  // Replaces *out with [offset, offset+length) of `key`, in its capacity when that suffices; if
+  // etag is not empty the object must still have it (kAborted when it was replaced meanwhile).
   Status GetRange(const std::string& key, const std::string& etag, uint64_t offset, size_t length,
                   std::string* out);
   // Missing keys are fine.

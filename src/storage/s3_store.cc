@@ -16,7 +16,9 @@ namespace {
 constexpr int kMaxParts = 10000;
 
 // Buffers one part while the previous one uploads: compression never waits for the network
-// unless the network is the slower of the two.
+// unless the network is the slower of the two. The two part buffers are allocated once and
+// swapped, so that a stream of any length costs two parts of memory, given back when it ends
+// (a fresh buffer per part left freed parts in glibc's arenas: the daemon stayed at its peak).
 class S3Sink : public ByteSink {
  public:
   S3Sink(std::shared_ptr<s3::Client> client, std::string key)
@@ -86,13 +88,14 @@ class S3Sink : public ByteSink {
           fmt::format("stream {} needs more than {} parts of {} MiB; raise s3.part_size_mib", key_,
                       kMaxParts, part_size_ >> 20));
     }
+    sending_.swap(buffer_);
+    buffer_.clear();
+    buffer_.reserve(part_size_);  // allocates only the first time: it is the previous part's
     in_flight_ = std::async(std::launch::async,
                             [client = client_, key = key_, id = upload_id_, number,
-                             part = std::move(buffer_)]() -> Result<std::string> {
+                             part = std::string_view(sending_)]() -> Result<std::string> {
                               return client->UploadPart(key, id, number, part);
                             });
-    buffer_ = std::string();
-    buffer_.reserve(part_size_);
     return OkStatus();
   }
 
@@ -114,7 +117,8 @@ class S3Sink : public ByteSink {
   const std::shared_ptr<s3::Client> client_;
   const std::string key_;
   const size_t part_size_;
-  std::string buffer_;
+  std::string buffer_;   // the part being filled
+  std::string sending_;  // the part in flight; in_flight_ reads it until it is collected
   std::string upload_id_;
   std::vector<std::string> etags_;
   std::future<Result<std::string>> in_flight_;
@@ -124,7 +128,8 @@ class S3Sink : public ByteSink {
 };
 
 // Reads ranged GETs of part_size, fetching the next range while the current one is consumed.
-// Every range must come from the object version HEAD saw (If-Match on its ETag).
+// Every range must come from the object version HEAD saw (If-Match on its ETag). As in S3Sink,
+// the two range buffers are allocated once and swapped.
 class S3Source : public ByteSource {
  public:
   S3Source(std::shared_ptr<s3::Client> client, std::string key, s3::ObjectInfo info)
@@ -142,9 +147,8 @@ class S3Source : public ByteSource {
     if (pos_ == current_.size()) {
       if (!next_.valid()) Fetch();
       if (!next_.valid()) return size_t{0};  // end of the object
-      Result<std::string> got = next_.get();
-      if (!got.has_value()) return status_ = got.error();
-      current_ = std::move(got).value();
+      if (Status got = next_.get(); !got.ok()) return status_ = got;
+      current_.swap(fetched_);
       pos_ = 0;
       Fetch();
     }
@@ -158,13 +162,10 @@ class S3Source : public ByteSource {
   void Fetch() {
     if (offset_ >= info_.size) return;
     size_t length = static_cast<size_t>(std::min<uint64_t>(chunk_, info_.size - offset_));
-    next_ = std::async(std::launch::async,
-                       [client = client_, key = key_, etag = info_.etag, offset = offset_,
-                        length]() -> Result<std::string> {
-                         std::string out;
-                         CEDANA_RETURN_IF_ERROR(client->GetRange(key, etag, offset, length, &out));
-                         return out;
-                       });
+    next_ = std::async(std::launch::async, [client = client_, key = key_, etag = info_.etag,
+                                            offset = offset_, length, out = &fetched_] {
+      return client->GetRange(key, etag, offset, length, out);
+    });
     offset_ += length;
   }
 
@@ -173,9 +174,10 @@ class S3Source : public ByteSource {
   const s3::ObjectInfo info_;
   const size_t chunk_;
   uint64_t offset_ = 0;
-  std::string current_;
+  std::string current_;  // the range being consumed
+  std::string fetched_;  // the range next_ is filling
   size_t pos_ = 0;
-  std::future<Result<std::string>> next_;
+  std::future<Status> next_;
   Status status_;
 };
 
