@@ -152,6 +152,18 @@ class PackReceiver : public engine::ImageReceiver {
 
 class Direct : public DumpImages {
  public:
+  // How much of checkpoint.memory_limit_mib may hold image data. The limit is the daemon's whole
+  // size during the dump, and the daemon holds more than the buffers: its own memory and each
+  // stream's compressor (26-41 MiB beyond 255 MiB of buffers, measured with 4 streams), and
+  // with dedup each worker's compressor and compressed chunks (about 110 MiB with 4 workers).
+  // That share is kept out of the buffers, which still get at least what the packs need to work:
+  // one part, or one chunk region and 8 MiB.
+  static uint64_t BufferBytes(uint64_t memory_limit, bool dedup, uint64_t part_bytes) {
+    const uint64_t beside = dedup ? 128ull << 20 : 64ull << 20;
+    const uint64_t least = dedup ? image::kChunkRegionBytes + (8ull << 20) : part_bytes;
+    return std::max(memory_limit > beside ? memory_limit - beside : 0, least);
+  }
+
   explicit Direct(DumpImagesSetup setup) : setup_(std::move(setup)) {}
 
   Status Capture(const engine::CheckpointEngine& engine,
@@ -159,7 +171,7 @@ class Direct : public DumpImages {
     image::DirectPackOptions options;
     options.streams = setup_.streams;
     options.codec = setup_.codec;
-    options.memory_limit = setup_.memory_limit;
+    options.memory_limit = BufferBytes(setup_.memory_limit, setup_.dedup, options.part_bytes);
     if (setup_.progress)
       options.progress = [this](uint64_t done, uint64_t) { setup_.progress("dumping", done, 0); };
     {
@@ -167,15 +179,9 @@ class Direct : public DumpImages {
       // the image streamer's thread (the local images dir) do not.
       AsFileUser as_owner(setup_.store_uid, setup_.store_gid);
       if (setup_.dedup) {
-        // The daemon holds more than the buffers while it stores chunks (its own memory, each
-        // worker's compressor and compressed chunks: about 110 MiB measured with 4 workers), and
-        // the limit is its whole size's: that is kept out of the buffers. The pages, nearly all
-        // of the bytes, get most of the rest; the other images are small and pass through the
-        // pack in parts of an eighth of it.
-        constexpr uint64_t kBesideBuffers = 128ull << 20;
-        const uint64_t buffers = std::max<uint64_t>(
-            setup_.memory_limit > kBesideBuffers ? setup_.memory_limit - kBesideBuffers : 0,
-            image::kChunkRegionBytes + (8ull << 20));
+        // The pages, nearly all of the bytes, get most of the buffers; the other images are
+        // small and pass through the pack in parts of an eighth of them.
+        const uint64_t buffers = options.memory_limit;
         const uint64_t pack_share = std::max<uint64_t>(buffers / 8, 8ull << 20);
         options.memory_limit = pack_share;
         options.part_bytes = std::min<uint64_t>(options.part_bytes, pack_share);

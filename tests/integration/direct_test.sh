@@ -39,7 +39,9 @@ check "big: direct dump" test -n "$ck"
 line=$(last_dump_line)
 check "big: the dump was direct" grep -q ", direct," <<<"$line"
 peak=$(grep -o 'peak buffer [0-9]*' <<<"$line" | grep -o '[0-9]*$')
-check "big: peak buffer ${peak:-?} MiB within the 64 MiB limit" test -n "$peak" -a "${peak:-999}" -le 64
+# 64 MiB of the limit are the daemon's own; the buffers get at least one 32 MiB part.
+check "big: peak buffer ${peak:-?} MiB within the 32 MiB the 64 MiB limit leaves for buffers" \
+  test -n "$peak" -a "${peak:-999}" -le 32
 restore_and_check big "$ck"
 check "big: a direct dump's checkpoint (CRIU's order, no heads) restores after a full unpack" \
   grep -q "restored as workload .*(pid [0-9]*, unpack" "$T/daemon.log"
