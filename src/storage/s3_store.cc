@@ -90,7 +90,7 @@ class S3Sink : public ByteSink {
     }
     sending_.swap(buffer_);
     buffer_.clear();
-    buffer_.reserve(part_size_);  // allocates only the first time: it is the previous part's
+    buffer_.reserve(part_size_);  // the second buffer, allocated at the first part only
     in_flight_ = std::async(std::launch::async,
                             [client = client_, key = key_, id = upload_id_, number,
                              part = std::string_view(sending_)]() -> Result<std::string> {
