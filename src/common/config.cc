@@ -175,9 +175,11 @@ const std::vector<KeySpec>& Specs() {
                         {&Config::node, &NodeConfig::checkpoint_dedup},
                         "Deduplicated checkpoints: memory is stored in chunks shared by a label's "
                         "checkpoints, and each checkpoint stores only the chunks that changed."));
-    s.push_back(IntKey("checkpoint.memory_limit_mib", "CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB",
-                       {&Config::node, &NodeConfig::checkpoint_memory_limit_mib}, 64, 65536,
-                       "Most image data a direct dump buffers, in MiB; past it CRIU waits."));
+    s.push_back(
+        IntKey("checkpoint.memory_limit_mib", "CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB",
+               {&Config::node, &NodeConfig::checkpoint_memory_limit_mib}, 64, 65536,
+               "The daemon's size during a direct dump, in MiB (64 of it, 128 with dedup, for "
+               "the daemon itself; the rest buffers image data); past it CRIU waits."));
     s.push_back(IntKey("checkpoint.parallel_dumps", "CEDANA_CHECKPOINT_PARALLEL_DUMPS",
                        {&Config::node, &NodeConfig::checkpoint_parallel_dumps}, 0, 256,
                        "Most dumps the node daemon runs at once; the others wait their turn, "

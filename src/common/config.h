@@ -92,8 +92,9 @@ struct NodeConfig {
   // as content-addressed chunks shared by a label's checkpoints (docs/storage.md); with
   // checkpoint.direct they are cut as CRIU hands them over. Default off.
   bool checkpoint_dedup = false;
-  // checkpoint.memory_limit_mib (CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB): most image bytes a
-  // direct dump holds in memory; when reached, CRIU waits (the workload stays frozen longer).
+  // checkpoint.memory_limit_mib (CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB): the daemon's size during a
+  // direct dump; 64 MiB of it (128 with dedup) are the daemon's own, the rest buffers image data
+  // (daemon/dump_images.cc). When that is full, CRIU waits (the workload stays frozen longer).
   // 64..65536, default 256.
   int checkpoint_memory_limit_mib = 256;
   // checkpoint.parallel_dumps (CEDANA_CHECKPOINT_PARALLEL_DUMPS): most dumps at once on the node
