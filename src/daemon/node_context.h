@@ -93,7 +93,7 @@ class NodeContext {
   // 1 GiB of images takes 0.05-0.07 s here, on every dump and on every restore that unpacked
   // pages. Without one, here and now.
   void RetireWorkDir(const std::string& name);
-  // Whether `name` was retired and not yet removed; the sweep says nothing about those.
+  // Whether `name` was retired and not yet removed (the sweep learns it from WorkDirRemoved).
   bool WorkDirRetired(const std::string& name) const;
   // Called when the work dir holds a retired dir; cleared (empty) before the remover goes.
   void SetWorkDirRemover(std::function<void()> wake);
