@@ -209,7 +209,7 @@ Result<double> StoreWriteMibPerSecond(storage::CheckpointStore& store, const std
 
 Finding CheckStore(const Config& config, const CheckOptions& options) {
   const char* name = "checkpoint dir";
-  auto store = storage::OpenStore(config.checkpoint_dir, config.s3);
+  auto store = storage::OpenStore(config.checkpoint_dir, config.s3, StreamMemoryOf(config.node));
   if (!store.has_value())
     return Fail(name, store.error().message(),
                 "set checkpoint.dir (CEDANA_CHECKPOINT_DIR) to an absolute path or "

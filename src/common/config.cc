@@ -340,6 +340,10 @@ void FlattenJson(const nlohmann::json& j, const std::string& prefix,
 
 }  // namespace
 
+uint64_t StreamMemoryOf(const NodeConfig& node) {
+  return (static_cast<uint64_t>(node.checkpoint_memory_limit_mib) << 20) / 2;
+}
+
 const std::vector<ConfigKeyInfo>& ConfigKeys() {
   static const std::vector<ConfigKeyInfo> keys = [] {
     std::vector<ConfigKeyInfo> k;

@@ -8,6 +8,7 @@
 // explicitly. Every key is listed in docs/configuration.md (a test checks that they agree).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <string_view>
@@ -136,6 +137,12 @@ struct NodeConfig {
   // starts this long, plus the label's last checkpoint's duration, before the job's end time.
   int slurm_timeout_margin_seconds = 20;
 };
+
+// What the S3 part buffers of one checkpoint or restore may hold at once, shared by its streams
+// (storage/part_budget.h): half of checkpoint.memory_limit_mib, two 16 MiB parts for each of 4
+// streams with the defaults. The other half is the daemon's own and its compressors'; a direct
+// dump's image buffers get what is left of the limit beside both (daemon/dump_images.cc).
+uint64_t StreamMemoryOf(const NodeConfig& node);
 
 // Every program's settings: what more than one program reads is here, the rest in its
 // program's section.

@@ -153,11 +153,13 @@ class PackReceiver : public engine::ImageReceiver {
 // How much of checkpoint.memory_limit_mib a direct dump may hold as image data. The limit is the
 // daemon's whole size during the dump, and the daemon holds more than the buffers: its own memory
 // and each stream's compressor (26-41 MiB beyond 255 MiB of buffers, measured with 4 streams),
-// and with dedup each worker's compressor and compressed chunks (about 110 MiB with 4 workers).
-// That share is kept out of the buffers, which still get at least what the packs need to work:
-// one part, or one chunk region and 8 MiB.
-uint64_t DirectBufferBytes(uint64_t memory_limit, bool dedup, uint64_t part_bytes) {
-  const uint64_t beside = dedup ? 128ull << 20 : 64ull << 20;
+// with dedup each worker's compressor and compressed chunks (about 110 MiB with 4 workers), and
+// the store's own stream buffers (`store_buffers`: an S3 store's parts). That share is kept out
+// of the buffers, which still get at least what the packs need to work: one part, or one chunk
+// region and 8 MiB.
+uint64_t DirectBufferBytes(uint64_t memory_limit, bool dedup, uint64_t part_bytes,
+                           uint64_t store_buffers) {
+  const uint64_t beside = (dedup ? 128ull << 20 : 64ull << 20) + store_buffers;
   const uint64_t least = dedup ? image::kChunkRegionBytes + (8ull << 20) : part_bytes;
   return std::max(memory_limit > beside ? memory_limit - beside : 0, least);
 }
@@ -171,7 +173,8 @@ class Direct : public DumpImages {
     image::DirectPackOptions options;
     options.streams = setup_.streams;
     options.codec = setup_.codec;
-    options.memory_limit = DirectBufferBytes(setup_.memory_limit, setup_.dedup, options.part_bytes);
+    options.memory_limit = DirectBufferBytes(setup_.memory_limit, setup_.dedup, options.part_bytes,
+                                             setup_.store->StreamMemoryLimit());
     if (setup_.progress)
       options.progress = [this](uint64_t done, uint64_t) { setup_.progress("dumping", done, 0); };
     {

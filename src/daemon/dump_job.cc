@@ -224,10 +224,11 @@ Result<DumpOutcome> DumpResolved(NodeContext& node, const DumpTarget& target,
   // "dump": how long CRIU ran, i.e. the longest the tree was frozen (a direct dump's CRIU
   // also waits for the store when the memory limit is reached).
   log::Info(
-      "dump: checkpoint {} of pid {} (label {}, {} bytes stored, {}dump {} ms, total {} ms{})",
+      "dump: checkpoint {} of pid {} (label {}, {} bytes stored, {}dump {} ms, total {} ms{}{})",
       m.id, target.pid, m.label, m.StoredBytes(),
       options.waited_ms > 0 ? fmt::format("waited {} ms for a slot, ", options.waited_ms) : "",
-      MsBetween(criu_started, dumped), m.duration_ms, stored.note);
+      MsBetween(criu_started, dumped), m.duration_ms, stored.note,
+      storage::StreamMemoryNote(*store));
   DumpOutcome outcome{m, store->Describe() + "/" + plan.ref.Path(), {}};
   outcome.phases_ms = {{"queue", options.waited_ms},
                        {"prepare", MsBetween(started, criu_started)},
@@ -274,8 +275,8 @@ Result<DumpOutcome> Checkpointer::Dump(const Caller& caller, const DumpOptions& 
 }
 
 // What a dump of `o` asks of the node (daemon/dump_queue.h): its tree's resident memory is
-// about what CRIU writes; the dump itself holds its direct pack's buffer, and the images too when
-// the work dir is in memory.
+// about what CRIU writes; the dump itself holds its direct pack's buffer (which the S3 parts
+// share), else the S3 parts, and the images too when the work dir is in memory.
 DumpDemand DemandOf(NodeContext& node, const DumpOptions& o, int64_t deadline_ms) {
   constexpr uint64_t kDumpBaseBytes = 64ull << 20;  // CRIU, the packer's buffers
   pid_t root = o.pid;
@@ -285,9 +286,14 @@ DumpDemand DemandOf(NodeContext& node, const DumpOptions& o, int64_t deadline_ms
   d.key = o.workload_id.empty() ? fmt::format("pid {}", root) : o.workload_id;
   d.bytes = node.processes().ResidentBytes(root);
   d.memory_bytes = kDumpBaseBytes;
-  if (node.config().node.checkpoint_direct)
-    d.memory_bytes += static_cast<uint64_t>(node.config().node.checkpoint_memory_limit_mib) << 20;
-  else if (fs::IsInMemoryFileSystem(node.config().node.work_dir)) d.memory_bytes += d.bytes;
+  const NodeConfig& cfg = node.config().node;
+  if (cfg.checkpoint_direct) {
+    d.memory_bytes += static_cast<uint64_t>(cfg.checkpoint_memory_limit_mib) << 20;
+  } else {
+    if (storage::IsS3Location(o.dir.empty() ? node.config().checkpoint_dir : o.dir))
+      d.memory_bytes += StreamMemoryOf(cfg);
+    if (fs::IsInMemoryFileSystem(cfg.work_dir)) d.memory_bytes += d.bytes;
+  }
   // A deadline already past goes first, no earlier than "now" (the claim is the caller's own).
   d.deadline_ms = deadline_ms > 0 ? std::max(deadline_ms, UnixMillis()) : 0;
   return d;

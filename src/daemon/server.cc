@@ -203,7 +203,7 @@ int RunDaemon(const Config& config) {
   seams.processes = std::make_unique<engine::HostProcesses>();
   seams.launcher = std::make_unique<SupervisorLauncher>(SelfExe());
   seams.open_store = [config](const std::string& location) {
-    return storage::OpenStore(location, config.s3);
+    return storage::OpenStore(location, config.s3, StreamMemoryOf(config.node));
   };
   NodeContext node(config, std::move(seams), *key, NodeName(config), *criu_version);
   RecoverInterruptedOperations(node);

@@ -1,9 +1,15 @@
-// Naming and validation shared by every CheckpointStore.
+// Naming, validation and the log note shared by every CheckpointStore.
 #include <string>
 
 #include "storage/checkpoint_store.h"
 
 namespace cedana::storage {
+
+std::string StreamMemoryNote(const CheckpointStore& store) {
+  if (store.StreamMemoryLimit() == 0) return "";
+  return ", stream buffers peak " + std::to_string(store.StreamMemoryPeak() >> 20) + " of " +
+         std::to_string(store.StreamMemoryLimit() >> 20) + " MiB";
+}
 
 Status ValidateComponent(std::string_view what, const std::string& value) {
   if (value.empty()) return InvalidArgumentError(std::string(what) + " is empty");

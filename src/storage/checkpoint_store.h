@@ -81,6 +81,11 @@ class CheckpointStore {
 
   // Opens stream `index` of a checkpoint that is not committed yet.
   virtual Result<std::unique_ptr<ByteSink>> CreateStream(const CheckpointRef& ref, int index) = 0;
+  // The memory that the buffers of every stream opened here (written or read) hold at most at
+  // once, and the most they held so far: an S3 store's part buffers. 0 for a local dir, whose
+  // streams go through the page cache.
+  virtual uint64_t StreamMemoryLimit() const = 0;
+  virtual uint64_t StreamMemoryPeak() const = 0;
   // Writes manifest.json: the commit point. Call only after every stream's sink was Closed.
   virtual Status Commit(const CheckpointRef& ref, const std::string& manifest_json) = 0;
   // Removes whatever was written for `ref` (committed or not). Missing is fine.
@@ -125,9 +130,21 @@ class CheckpointStore {
 };
 
 // Opens the store a checkpoint dir names: a local path (also NFS) or s3://bucket/prefix (with
-// `s3_config`). kInvalidArgument for a malformed location or S3 settings that
-// cannot work.
+// `s3_config`). The buffers of the streams opened through one store share `stream_memory` (at
+// least one S3 part; see StreamMemoryLimit). kInvalidArgument for a malformed location or S3
+// settings that cannot work.
 Result<std::unique_ptr<CheckpointStore>> OpenStore(const std::string& location,
-                                                   const S3Config& s3_config);
+                                                   const S3Config& s3_config,
+                                                   uint64_t stream_memory);
+// Whether a checkpoint dir location names an S3 bucket ("s3://..."), whose streams buffer parts.
+bool IsS3Location(std::string_view location);
+
+// For a dump's or restore's log line: ", stream buffers peak P of L MiB" when the store buffers
+// its streams (StreamMemoryLimit), else "".
+std::string StreamMemoryNote(const CheckpointStore& store);
+
+// OpenStore's `stream_memory` for a caller that opens no streams (it lists, reads manifests and
+// deletes): a stream opened anyway gets one part at a time.
+inline constexpr uint64_t kNoStreamMemory = 0;
 
 }  // namespace cedana::storage

@@ -27,6 +27,8 @@ class LocalStore : public CheckpointStore {
   // Creates the checkpoint dir as needed and truncates any stream file already there. The
   // sink's destructor removes nothing: after a failure the caller Deletes the ref.
   Result<std::unique_ptr<ByteSink>> CreateStream(const CheckpointRef& ref, int index) override;
+  uint64_t StreamMemoryLimit() const override { return 0; }
+  uint64_t StreamMemoryPeak() const override { return 0; }
   Status Commit(const CheckpointRef& ref, const std::string& manifest_json) override;
   // Removes the checkpoint dir, then the label and owner dirs if they became empty.
   Status Delete(const CheckpointRef& ref) override;

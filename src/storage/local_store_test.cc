@@ -54,7 +54,7 @@ TEST(OpenStoreTest, Locations) {
   config.access_key_id = "AKID";
   config.secret_access_key = "SECRET";
   for (const auto& c : cases) {
-    auto store = OpenStore(c.location, config);
+    auto store = OpenStore(c.location, config, kNoStreamMemory);
     EXPECT_EQ(store.error().code(), c.want) << c.location << ": " << store.error().ToString();
     if (store.has_value()) {
       EXPECT_EQ((*store)->Describe(), c.location);
@@ -63,14 +63,14 @@ TEST(OpenStoreTest, Locations) {
 }
 
 TEST(OpenStoreTest, S3WithoutCredentialsSaysWhatToSet) {
-  auto store = OpenStore("s3://bucket", S3Config{});
+  auto store = OpenStore("s3://bucket", S3Config{}, kNoStreamMemory);
   ASSERT_FALSE(store.has_value());
   EXPECT_EQ(store.error().code(), Code::kInvalidArgument);
   EXPECT_NE(store.error().message().find("AWS_ACCESS_KEY_ID"), std::string::npos);
 }
 
 TEST(OpenStoreTest, TrailingSlashIsDropped) {
-  auto store = OpenStore("/data/ckpt/", S3Config{});
+  auto store = OpenStore("/data/ckpt/", S3Config{}, kNoStreamMemory);
   ASSERT_TRUE(store.has_value());
   EXPECT_EQ((*store)->Describe(), "/data/ckpt");
 }

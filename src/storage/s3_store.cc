@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
+#include "storage/part_budget.h"
 
 namespace cedana::storage {
 namespace {
@@ -16,15 +17,18 @@ namespace {
 constexpr int kMaxParts = 10000;
 
 // Buffers one part while the previous one uploads: compression never waits for the network
-// unless the network is the slower of the two. The two part buffers are allocated once and
-// swapped, so that a stream of any length costs two parts of memory, given back when it ends
-// (a fresh buffer per part left freed parts in glibc's arenas: the daemon stayed at its peak).
+// unless the network is the slower of the two. The part buffers come from the store's budget
+// (storage/part_budget.h): the first at the first write, the second, for the part in flight, only
+// when the budget has one to spare; without it each part is uploaded before the next is filled.
+// The two buffers are allocated once and swapped, and given back when the stream is closed (a
+// fresh buffer per part left freed parts in glibc's arenas: the daemon stayed at its peak).
 class S3Sink : public ByteSink {
  public:
-  S3Sink(std::shared_ptr<s3::Client> client, std::string key)
-      : client_(std::move(client)), key_(std::move(key)), part_size_(client_->part_size()) {
-    buffer_.reserve(part_size_);
-  }
+  S3Sink(std::shared_ptr<s3::Client> client, std::string key, std::shared_ptr<PartBudget> budget)
+      : client_(std::move(client)),
+        key_(std::move(key)),
+        part_size_(client_->part_size()),
+        budget_(std::move(budget)) {}
 
   ~S3Sink() override {
     if (in_flight_.valid()) in_flight_.wait();
@@ -34,6 +38,10 @@ class S3Sink : public ByteSink {
   Status Write(const void* data, size_t size) override {
     if (!status_.ok()) return status_;
     if (closed_) return status_ = FailedPreconditionError("writing " + key_ + " after Close");
+    if (size > 0 && !filling_) {
+      filling_ = budget_->TakeFirst();
+      buffer_.reserve(part_size_);
+    }
     const char* p = static_cast<const char*>(data);
     while (size > 0) {
       size_t n = std::min(size, part_size_ - buffer_.size());
@@ -53,7 +61,7 @@ class S3Sink : public ByteSink {
     closed_ = true;
     if (upload_id_.empty()) {  // small stream: one PUT
       if (Status s = client_->PutObject(key_, buffer_); !s.ok()) return Fail(std::move(s));
-      buffer_ = std::string();
+      GiveBuffersBack();
       return OkStatus();
     }
     if (!buffer_.empty()) {
@@ -63,6 +71,7 @@ class S3Sink : public ByteSink {
     if (Status s = client_->CompleteMultipartUpload(key_, upload_id_, etags_); !s.ok())
       return Fail(std::move(s));
     completed_ = true;
+    GiveBuffersBack();
     return OkStatus();
   }
 
@@ -88,9 +97,17 @@ class S3Sink : public ByteSink {
           fmt::format("stream {} needs more than {} parts of {} MiB; raise s3.part_size_mib", key_,
                       kMaxParts, part_size_ >> 20));
     }
+    if (!in_flight_buffer_) in_flight_buffer_ = budget_->TrySecond();
+    if (!in_flight_buffer_) {  // no part to spare: this one is sent before the next is filled
+      CEDANA_ASSIGN_OR_RETURN(std::string etag, client_->UploadPart(key_, upload_id_, number,
+                                                                    std::string_view(buffer_)));
+      etags_.push_back(std::move(etag));
+      buffer_.clear();
+      return OkStatus();
+    }
     sending_.swap(buffer_);
     buffer_.clear();
-    buffer_.reserve(part_size_);  // the second buffer, allocated at the first part only
+    buffer_.reserve(part_size_);  // the second buffer, allocated once
     in_flight_ = std::async(std::launch::async,
                             [client = client_, key = key_, id = upload_id_, number,
                              part = std::string_view(sending_)]() -> Result<std::string> {
@@ -99,9 +116,17 @@ class S3Sink : public ByteSink {
     return OkStatus();
   }
 
+  void GiveBuffersBack() {
+    buffer_ = std::string();
+    sending_ = std::string();
+    filling_.Release();
+    in_flight_buffer_.Release();
+  }
+
   Status Fail(Status s) {
     status_ = s.WithContext("uploading " + key_);
     if (in_flight_.valid()) in_flight_.wait();
+    GiveBuffersBack();
     Abort();
     return status_;
   }
@@ -117,8 +142,11 @@ class S3Sink : public ByteSink {
   const std::shared_ptr<s3::Client> client_;
   const std::string key_;
   const size_t part_size_;
-  std::string buffer_;   // the part being filled
-  std::string sending_;  // the part in flight; in_flight_ reads it until it is collected
+  const std::shared_ptr<PartBudget> budget_;
+  std::string buffer_;         // the part being filled
+  std::string sending_;        // the part in flight; in_flight_ reads it until it is collected
+  PartBudget::Lease filling_;  // buffer_'s part of the budget
+  PartBudget::Lease in_flight_buffer_;  // sending_'s part of the budget
   std::string upload_id_;
   std::vector<std::string> etags_;
   std::future<Result<std::string>> in_flight_;
@@ -127,16 +155,19 @@ class S3Sink : public ByteSink {
   Status status_;
 };
 
-// Reads ranged GETs of part_size, fetching the next range while the current one is consumed.
-// Every range must come from the object version HEAD saw (If-Match on its ETag). As in S3Sink,
-// the two range buffers are allocated once and swapped.
+// Reads ranged GETs of part_size, fetching the next range while the current one is consumed
+// when the store's budget has a second part to spare (as S3Sink), else each range when it is
+// needed. Every range must come from the object version HEAD saw (If-Match on its ETag). The two
+// range buffers are allocated once, swapped, and given back at the end of the object.
 class S3Source : public ByteSource {
  public:
-  S3Source(std::shared_ptr<s3::Client> client, std::string key, s3::ObjectInfo info)
+  S3Source(std::shared_ptr<s3::Client> client, std::string key, s3::ObjectInfo info,
+           std::shared_ptr<PartBudget> budget)
       : client_(std::move(client)),
         key_(std::move(key)),
         info_(std::move(info)),
-        chunk_(client_->part_size()) {}
+        chunk_(client_->part_size()),
+        budget_(std::move(budget)) {}
 
   ~S3Source() override {
     if (next_.valid()) next_.wait();
@@ -145,12 +176,11 @@ class S3Source : public ByteSource {
   Result<size_t> Read(void* data, size_t size) override {
     if (!status_.ok()) return status_;
     if (pos_ == current_.size()) {
-      if (!next_.valid()) Fetch();
-      if (!next_.valid()) return size_t{0};  // end of the object
-      if (Status got = next_.get(); !got.ok()) return status_ = got;
-      current_.swap(fetched_);
-      pos_ = 0;
-      Fetch();
+      if (Status s = NextRange(); !s.ok()) return status_ = s;
+      if (current_.empty()) {  // the end of the object
+        GiveBuffersBack();
+        return size_t{0};
+      }
     }
     size_t n = std::min(size, current_.size() - pos_);
     std::copy_n(current_.data() + pos_, n, static_cast<char*>(data));
@@ -159,23 +189,55 @@ class S3Source : public ByteSource {
   }
 
  private:
-  void Fetch() {
-    if (offset_ >= info_.size) return;
-    size_t length = static_cast<size_t>(std::min<uint64_t>(chunk_, info_.size - offset_));
-    next_ = std::async(std::launch::async, [client = client_, key = key_, etag = info_.etag,
-                                            offset = offset_, length, out = &fetched_] {
-      return client->GetRange(key, etag, offset, length, out);
-    });
+  // Makes the next range current (empty past the end), then fetches the one after it ahead when
+  // a second buffer is to be had.
+  Status NextRange() {
+    pos_ = 0;
+    if (next_.valid()) {
+      CEDANA_RETURN_IF_ERROR(next_.get());
+      current_.swap(fetched_);
+    } else if (offset_ < info_.size) {
+      if (!reading_) reading_ = budget_->TakeFirst();
+      CEDANA_RETURN_IF_ERROR(Get(offset_, RangeAt(offset_), &current_));
+      offset_ += current_.size();
+    } else {
+      current_.clear();
+      return OkStatus();
+    }
+    if (offset_ >= info_.size) return OkStatus();
+    if (!fetching_) fetching_ = budget_->TrySecond();
+    if (!fetching_) return OkStatus();
+    size_t length = RangeAt(offset_);
+    next_ = std::async(std::launch::async,
+                       [this, offset = offset_, length] { return Get(offset, length, &fetched_); });
     offset_ += length;
+    return OkStatus();
+  }
+
+  size_t RangeAt(uint64_t offset) const {
+    return static_cast<size_t>(std::min<uint64_t>(chunk_, info_.size - offset));
+  }
+  Status Get(uint64_t offset, size_t length, std::string* out) const {
+    return client_->GetRange(key_, info_.etag, offset, length, out);
+  }
+
+  void GiveBuffersBack() {
+    current_ = std::string();
+    fetched_ = std::string();
+    reading_.Release();
+    fetching_.Release();
   }
 
   const std::shared_ptr<s3::Client> client_;
   const std::string key_;
   const s3::ObjectInfo info_;
   const size_t chunk_;
-  uint64_t offset_ = 0;
-  std::string current_;  // the range being consumed
-  std::string fetched_;  // the range next_ is filling
+  const std::shared_ptr<PartBudget> budget_;
+  uint64_t offset_ = 0;         // where the next range to fetch begins
+  std::string current_;         // the range being consumed
+  std::string fetched_;         // the range next_ is filling
+  PartBudget::Lease reading_;   // current_'s part of the budget
+  PartBudget::Lease fetching_;  // fetched_'s part of the budget
   size_t pos_ = 0;
   std::future<Status> next_;
   Status status_;
@@ -214,8 +276,13 @@ class S3ChunkWriter : public ChunkWriter {
 
 }  // namespace
 
-S3Store::S3Store(s3::Location location, std::shared_ptr<s3::Client> client)
-    : location_(std::move(location)), client_(std::move(client)) {}
+S3Store::S3Store(s3::Location location, std::shared_ptr<s3::Client> client, uint64_t stream_memory)
+    : location_(std::move(location)),
+      client_(std::move(client)),
+      parts_(PartBudget::Create(stream_memory, client_->part_size())) {}
+
+uint64_t S3Store::StreamMemoryLimit() const { return parts_->limit_bytes(); }
+uint64_t S3Store::StreamMemoryPeak() const { return parts_->peak_bytes(); }
 
 std::string S3Store::KeyOf(const CheckpointRef& ref, const std::string& name) const {
   return location_.Key(ref.Path() + "/" + name);
@@ -234,7 +301,7 @@ Result<std::unique_ptr<ByteSink>> S3Store::CreateStream(const CheckpointRef& ref
   CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
   if (index < 0) return InvalidArgumentError("negative stream index " + std::to_string(index));
   return std::unique_ptr<ByteSink>(
-      std::make_unique<S3Sink>(client_, KeyOf(ref, StreamName(index))));
+      std::make_unique<S3Sink>(client_, KeyOf(ref, StreamName(index)), parts_));
 }
 
 Status S3Store::Commit(const CheckpointRef& ref, const std::string& manifest_json) {
@@ -254,7 +321,8 @@ Result<std::unique_ptr<ByteSource>> S3Store::OpenStream(const CheckpointRef& ref
   CEDANA_RETURN_IF_ERROR(ValidateRef(ref));
   std::string key = KeyOf(ref, StreamName(index));
   CEDANA_ASSIGN_OR_RETURN(s3::ObjectInfo info, client_->HeadObject(key));
-  return std::unique_ptr<ByteSource>(std::make_unique<S3Source>(client_, std::move(key), info));
+  return std::unique_ptr<ByteSource>(
+      std::make_unique<S3Source>(client_, std::move(key), info, parts_));
 }
 
 Result<std::string> S3Store::ReadManifest(const CheckpointRef& ref) {

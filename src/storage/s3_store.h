@@ -1,7 +1,8 @@
 // S3Store: a CheckpointStore in an S3 bucket (AWS or any S3-compatible store), same layout as
 // the local store under the location's prefix: <prefix>/<owner>/<label>/<id>/{manifest.json,
 // stream-N}. Streams are multipart uploads fed part by part while the next part is being
-// filled, and are read back with ranged GETs, one range ahead. manifest.json is a single PUT
+// filled, and are read back with ranged GETs, one range ahead; their part buffers share the
+// store's `stream_memory` (storage/part_budget.h). manifest.json is a single PUT
 // after every stream completed: a checkpoint whose upload failed has no manifest, is never
 // listed and never restored; its parts are aborted and its objects deleted by the caller.
 #pragma once
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "storage/checkpoint_store.h"
+#include "storage/part_budget.h"
 #include "storage/s3_client.h"
 #include "storage/s3_protocol.h"
 
@@ -19,13 +21,15 @@ namespace cedana::storage {
 
 class S3Store : public CheckpointStore {
  public:
-  S3Store(s3::Location location, std::shared_ptr<s3::Client> client);
+  S3Store(s3::Location location, std::shared_ptr<s3::Client> client, uint64_t stream_memory);
 
   std::string Describe() const override { return location_.Describe(); }
   // Writes and deletes a probe object: proves bucket, credentials and permissions at once.
   Status CheckWritable(const std::string& owner) override;
 
   Result<std::unique_ptr<ByteSink>> CreateStream(const CheckpointRef& ref, int index) override;
+  uint64_t StreamMemoryLimit() const override;
+  uint64_t StreamMemoryPeak() const override;
   Status Commit(const CheckpointRef& ref, const std::string& manifest_json) override;
   // The manifest first (so a crash part-way leaves an uncommitted checkpoint), then the rest.
   Status Delete(const CheckpointRef& ref) override;
@@ -56,6 +60,7 @@ class S3Store : public CheckpointStore {
 
   const s3::Location location_;
   const std::shared_ptr<s3::Client> client_;
+  const std::shared_ptr<PartBudget> parts_;  // shared by every stream opened here
 };
 
 }  // namespace cedana::storage

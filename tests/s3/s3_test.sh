@@ -85,6 +85,30 @@ check "server back: restored state checksum matches" wait_for 120 is_status "$r"
 check "server back: exit 0" test "$(wl_field "$r" exit_code)" = 0
 "$CEDANA" checkpoints delete "$ck" >/dev/null
 
+# More streams than the memory limit has parts for: the streams' part buffers share half of
+# checkpoint.memory_limit_mib (32 of 64 MiB: six 5 MiB parts for 12 streams that would hold 24
+# without it), streams wait for a part, and the dump and the restore still complete.
+restart_daemon CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB=64 CEDANA_S3_PART_SIZE_MIB=5
+m=$("$CEDANA" run --label parts --output "$T/p.out" -- "$MEMSTATE" 160 "$T/p.flag" 0 2>/dev/null)
+wait_for 120 bash -c "grep -q ready '$T/p.out'" || fail "memstate never got ready"
+ck=$(dump_id "$m" --streams 12 --compression none)
+check "12 streams, 6 parts: the dump works" test -n "$ck"
+# "stream buffers peak P of L MiB" in the dump's and the restore's log lines.
+peak_within() { # LOG-LINE-PATTERN
+  local line; line=$(grep "$1" "$T/daemon.log" | tail -1)
+  [[ $line =~ stream\ buffers\ peak\ ([0-9]+)\ of\ 30\ MiB ]] || { echo "no peak in: $line"; return 1; }
+  [ "${BASH_REMATCH[1]}" -ge 5 ] && [ "${BASH_REMATCH[1]}" -le 30 ] || { echo "$line"; return 1; }
+}
+check "12 streams, 6 parts: the dump's part buffers stayed within 30 MiB" peak_within "dump: checkpoint $ck"
+r=$(restore_id "$ck")
+check "12 streams, 6 parts: restore" test -n "$r"
+check "12 streams, 6 parts: the restore's part buffers stayed within 30 MiB" peak_within "restore: checkpoint $ck"
+touch "$T/p.flag"
+check "12 streams, 6 parts: restored state checksum matches" wait_for 120 is_status "$r" exited
+check "12 streams, 6 parts: exit 0" test "$(wl_field "$r" exit_code)" = 0
+"$CEDANA" checkpoints delete "$ck" >/dev/null
+restart_daemon
+
 # Stream objects altered or deleted in the bucket: restore refuses them and falls back to the
 # previous good checkpoint of the label.
 w=$("$CEDANA" run --label tamper --output "$T/t.out" -- "$WORKLOADS/counter.sh" 2>/dev/null)

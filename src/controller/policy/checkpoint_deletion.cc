@@ -19,7 +19,7 @@ Status DeleteFrom(storage::CheckpointStore& store, CheckpointIndex& index,
 
 Status DeleteCheckpoint(const std::string& store_dir, const S3Config& s3, CheckpointIndex& index,
                         const CheckpointRecord& c) {
-  CEDANA_ASSIGN_OR_RETURN(auto store, storage::OpenStore(store_dir, s3));
+  CEDANA_ASSIGN_OR_RETURN(auto store, storage::OpenStore(store_dir, s3, storage::kNoStreamMemory));
   return DeleteFrom(*store, index, {c.owner, c.label, c.id});
 }
 
@@ -29,7 +29,7 @@ Status ApplyPolicyRetention(const std::string& store_dir, const S3Config& s3, Ca
                           catalog.checkpoints().List({made.owner, made.label, std::nullopt}));
   std::vector<std::string> doomed = PolicyCheckpointsToDelete(policy, of_label);
   if (doomed.empty()) return OkStatus();
-  CEDANA_ASSIGN_OR_RETURN(auto store, storage::OpenStore(store_dir, s3));
+  CEDANA_ASSIGN_OR_RETURN(auto store, storage::OpenStore(store_dir, s3, storage::kNoStreamMemory));
   Status first = OkStatus();
   for (const std::string& id : doomed) {  // all of made's owner and label
     Status s = DeleteFrom(*store, catalog.checkpoints(), {made.owner, made.label, id});

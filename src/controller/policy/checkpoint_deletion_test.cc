@@ -15,7 +15,7 @@ class CheckpointDeletionTest : public ::testing::Test {
     ASSERT_TRUE(db.has_value());
     ASSERT_TRUE(Migrate(**db).ok());
     catalog_ = std::make_unique<Catalog>(std::move(db).value());
-    auto store = storage::OpenStore(dir_.path(), S3Config{});
+    auto store = storage::OpenStore(dir_.path(), S3Config{}, storage::kNoStreamMemory);
     ASSERT_TRUE(store.has_value()) << store.error().ToString();
     store_ = std::move(store).value();
   }

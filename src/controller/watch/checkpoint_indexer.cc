@@ -74,7 +74,8 @@ CheckpointRecord RecordOf(const image::Manifest& m, const std::string& text,
 }  // namespace
 
 Status CheckpointIndexer::Refresh() {
-  CEDANA_ASSIGN_OR_RETURN(auto store, storage::OpenStore(config_.checkpoint_dir, config_.s3));
+  CEDANA_ASSIGN_OR_RETURN(
+      auto store, storage::OpenStore(config_.checkpoint_dir, config_.s3, storage::kNoStreamMemory));
   CEDANA_ASSIGN_OR_RETURN(auto refs, store->List(std::nullopt, std::nullopt));
   std::vector<CheckpointRecord> found;
   std::vector<std::string> paths;  // found[i]'s
