@@ -179,7 +179,8 @@ const std::vector<KeySpec>& Specs() {
         IntKey("checkpoint.memory_limit_mib", "CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB",
                {&Config::node, &NodeConfig::checkpoint_memory_limit_mib}, 64, 65536,
                "The daemon's size during a direct dump, in MiB (64 of it, 128 with dedup, for "
-               "the daemon itself; the rest buffers image data); past it CRIU waits."));
+               "the daemon itself, half for S3 parts; the rest buffers image data); past it CRIU "
+               "waits. Half of it bounds the S3 parts of any dump or restore."));
     s.push_back(IntKey("checkpoint.parallel_dumps", "CEDANA_CHECKPOINT_PARALLEL_DUMPS",
                        {&Config::node, &NodeConfig::checkpoint_parallel_dumps}, 0, 256,
                        "Most dumps the node daemon runs at once; the others wait their turn, "
@@ -275,9 +276,11 @@ const std::vector<KeySpec>& Specs() {
                         {&Config::s3, &S3Config::addressing}, kS3AddressingNames,
                         "Bucket in the host name (virtual) or in the path; auto: virtual for AWS, "
                         "path for other endpoints."));
-    s.push_back(IntKey("s3.part_size_mib", "CEDANA_S3_PART_SIZE_MIB",
-                       {&Config::s3, &S3Config::part_size_mib}, 5, 1024,
-                       "Multipart upload part size and download range size, in MiB."));
+    s.push_back(
+        IntKey("s3.part_size_mib", "CEDANA_S3_PART_SIZE_MIB",
+               {&Config::s3, &S3Config::part_size_mib}, 5, 1024,
+               "Multipart upload part size and download range size, in MiB; a "
+               "checkpoint's streams share half of checkpoint.memory_limit_mib for parts."));
     s.push_back(IntKey("s3.max_attempts", "AWS_MAX_ATTEMPTS",
                        {&Config::s3, &S3Config::max_attempts}, 1, 20,
                        "Attempts per S3 request on 5xx and network errors, with backoff."));
