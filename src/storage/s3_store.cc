@@ -198,8 +198,9 @@ class S3Source : public ByteSource {
       current_.swap(fetched_);
     } else if (offset_ < info_.size) {
       if (!reading_) reading_ = budget_->TakeFirst();
-      CEDANA_RETURN_IF_ERROR(Get(offset_, RangeAt(offset_), &current_));
-      offset_ += current_.size();
+      size_t length = RangeAt(offset_);
+      CEDANA_RETURN_IF_ERROR(Get(offset_, length, &current_));
+      offset_ += length;
     } else {
       current_.clear();
       return OkStatus();
