@@ -6,8 +6,9 @@
 //
 // No deadlock: a stream never waits for a part while holding one (its first is taken before
 // anything else, its second only when free), and a stream holding a part needs nothing from the
-// streams still waiting to finish. A caller must not write two streams of one store from one
-// thread while the budget is smaller than two parts.
+// streams still waiting to finish. So one thread must not have two streams of one store open
+// at once (it could wait for a part while holding one): every pack and unpack gives each stream
+// its own thread.
 #pragma once
 
 #include <condition_variable>
