@@ -217,7 +217,7 @@ Finding CheckStore(const Config& config, const CheckOptions& options) {
   std::string where = (*store)->Describe();
   if (!IsRoot()) return Skip(name, where + ": the node daemon writes checkpoints as root", kAsRoot);
   std::string owner = UserName(::geteuid());
-  bool s3 = config.checkpoint_dir.rfind("s3://", 0) == 0;
+  bool s3 = storage::IsS3Location(config.checkpoint_dir);
   std::string fix = s3 ? "check the bucket, s3.endpoint_url and the s3.* credentials "
                          "(docs/storage.md)"
                        : "create it writable by root, or set checkpoint.dir to another dir";

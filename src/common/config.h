@@ -94,7 +94,8 @@ struct NodeConfig {
   // checkpoint.direct they are cut as CRIU hands them over. Default off.
   bool checkpoint_dedup = false;
   // checkpoint.memory_limit_mib (CEDANA_CHECKPOINT_MEMORY_LIMIT_MIB): the daemon's size during a
-  // direct dump; 64 MiB of it (128 with dedup) are the daemon's own, the rest buffers image data
+  // direct dump; 64 MiB of it (128 with dedup) are the daemon's own, half of it the S3 parts'
+  // (StreamMemoryOf, in any dump or restore to or from S3), the rest buffers image data
   // (daemon/dump_images.cc). When that is full, CRIU waits (the workload stays frozen longer).
   // 64..65536, default 256.
   int checkpoint_memory_limit_mib = 256;

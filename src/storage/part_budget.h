@@ -44,7 +44,6 @@ class PartBudget : public std::enable_shared_from_this<PartBudget> {
   // A stream's second part: an empty lease unless one is free and no stream waits for its first.
   Lease TrySecond();
 
-  uint64_t part_bytes() const { return part_bytes_; }
   uint64_t limit_bytes() const { return part_bytes_ * parts_; }
   // The most parts' bytes leased at once so far.
   uint64_t peak_bytes() const;
