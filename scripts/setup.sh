@@ -25,6 +25,8 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler nlohmann-json3-dev libcli11-dev
   zlib1g-dev libzstd-dev liblz4-dev libdeflate-dev libssl-dev libcurl4-openssl-dev
   libgtest-dev libgmock-dev libfmt-dev
+  # BLAKE3's C sources, the checkpoint streams' digest (cmake/Blake3.cmake builds them)
+  librust-blake3-dev
   # the fuzz targets (scripts/fuzz.sh): clang-14's libFuzzer and sanitizer runtimes are in
   # libclang-rt-14-dev, which clang only recommends
   clang libclang-rt-14-dev

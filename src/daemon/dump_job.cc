@@ -174,7 +174,6 @@ Result<DumpOutcome> DumpResolved(NodeContext& node, const DumpTarget& target,
   m.streams = std::move(stored.streams);
   m.images_bytes = stored.images_bytes;
   m.chunk_index = stored.chunk_index;
-  if (m.chunk_index) m.format_version = image::kDedupManifestFormatVersion;
   if (remote) CEDANA_RETURN_IF_ERROR(remote->Collect(&m));
   if (options.before_commit) CEDANA_RETURN_IF_ERROR(options.before_commit(&m));
 

@@ -1,5 +1,6 @@
 #include "image/checksum.h"
 
+#include <blake3.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -33,6 +34,58 @@ std::string Sha256Hex(std::string_view data) {
   sha.Update(data.data(), data.size());
   return sha.FinalHex();
 }
+
+struct Blake3::State {
+  blake3_hasher hasher;
+};
+
+Blake3::Blake3() : state_(std::make_unique<State>()) { blake3_hasher_init(&state_->hasher); }
+
+Blake3::~Blake3() = default;
+
+void Blake3::Update(const void* data, size_t size) {
+  if (size > 0) blake3_hasher_update(&state_->hasher, data, size);
+}
+
+std::string Blake3::FinalHex() {
+  unsigned char digest[BLAKE3_OUT_LEN];
+  blake3_hasher_finalize(&state_->hasher, digest, sizeof digest);
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
+}
+
+std::string Blake3Hex(std::string_view data) {
+  Blake3 b;
+  b.Update(data.data(), data.size());
+  return b.FinalHex();
+}
+
+std::string_view StreamDigestName(StreamDigest digest) {
+  return digest == StreamDigest::kBlake3 ? "blake3" : "sha256";
+}
+
+std::optional<StreamDigest> ParseStreamDigest(std::string_view name) {
+  if (name == "blake3") return StreamDigest::kBlake3;
+  if (name == "sha256") return StreamDigest::kSha256;
+  return std::nullopt;
+}
+
+StreamHasher::StreamHasher(StreamDigest digest) {
+  if (digest == StreamDigest::kBlake3) {
+    blake3_ = std::make_unique<Blake3>();
+  } else {
+    sha256_ = std::make_unique<Sha256>();
+  }
+}
+
+void StreamHasher::Update(const void* data, size_t size) {
+  if (blake3_) {
+    blake3_->Update(data, size);
+  } else {
+    sha256_->Update(data, size);
+  }
+}
+
+std::string StreamHasher::FinalHex() { return blake3_ ? blake3_->FinalHex() : sha256_->FinalHex(); }
 
 std::string HmacSha256Hex(std::string_view key, std::string_view data) {
   unsigned char mac[EVP_MAX_MD_SIZE];

@@ -51,7 +51,6 @@ class DedupTest : public ::testing::Test {
     auto packed = PackImagesDir(images_, store_, ref, options);
     EXPECT_TRUE(packed.has_value()) << packed.error().ToString();
     Manifest m;
-    m.format_version = kDedupManifestFormatVersion;
     m.id = id;
     m.label = ref.label;
     m.owner = ref.owner;
@@ -221,11 +220,19 @@ TEST(DedupManifestTest, VersionAndChunkIndexGoTogether) {
   m.created_at_ms = 1;
   m.streams.push_back({"stream-0", 1, 1, std::string(64, 'a'), {}, false});
   m.chunk_index = ChunkIndexInfo{10, std::string(64, 'b'), 1, 5, 1, 3};
-  // Version 1 with a chunk index: an old build would restore it without its pages.
+  // This build's version, with a chunk index or without.
+  auto v3 = ParseManifest(ManifestToJson(m));
+  ASSERT_TRUE(v3.has_value()) << v3.error().ToString();
+  EXPECT_EQ(v3->StoredBytes(), 1u + 3u);
+  // SHA-256 manifests: version 1 with a chunk index would have an old build restore it without
+  // its pages; version 2 must have one.
+  m.digest = StreamDigest::kSha256;
+  m.format_version = kSha256ManifestFormatVersion;
   auto v1 = ParseManifest(ManifestToJson(m));
   ASSERT_FALSE(v1.has_value());
-  EXPECT_NE(v1.error().message().find("chunk_index needs format_version 2"), std::string::npos);
-  m.format_version = kDedupManifestFormatVersion;
+  EXPECT_NE(v1.error().message().find("chunk_index needs format_version 2 or 3"), std::string::npos)
+      << v1.error().message();
+  m.format_version = kSha256DedupManifestFormatVersion;
   auto v2 = ParseManifest(ManifestToJson(m));
   ASSERT_TRUE(v2.has_value()) << v2.error().ToString();
   EXPECT_EQ(v2->StoredBytes(), 1u + 3u);
@@ -233,6 +240,9 @@ TEST(DedupManifestTest, VersionAndChunkIndexGoTogether) {
   auto missing = ParseManifest(ManifestToJson(m));
   ASSERT_FALSE(missing.has_value());
   EXPECT_NE(missing.error().message().find("chunk_index is missing"), std::string::npos);
+  m.format_version = kManifestFormatVersion;
+  m.digest = kNewStreamDigest;
+  EXPECT_TRUE(ParseManifest(ManifestToJson(m)).has_value());
 }
 
 }  // namespace

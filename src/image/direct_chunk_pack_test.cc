@@ -121,7 +121,6 @@ class DirectChunkPackTest : public ::testing::Test {
   Result<std::string> Restore(const std::string& id, const ChunkIndexInfo& info,
                               const std::string& name = "pages-1.img") {
     Manifest m;
-    m.format_version = kDedupManifestFormatVersion;
     m.id = id;
     m.label = "train";
     m.owner = "alice";

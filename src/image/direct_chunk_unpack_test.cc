@@ -36,7 +36,6 @@ class DirectChunkUnpackTest : public ::testing::Test {
     options.dedup = true;
     auto packed = PackImagesDir(images_, store_, ref_, options);
     ASSERT_TRUE(packed.has_value()) << packed.error().ToString();
-    manifest_.format_version = kDedupManifestFormatVersion;
     manifest_.id = ref_.id;
     manifest_.label = ref_.label;
     manifest_.owner = ref_.owner;

@@ -101,7 +101,7 @@ Result<std::unique_ptr<DirectUnpack>> DirectUnpack::Start(storage::CheckpointSto
         "checkpoint {} is deduplicated: its pages are in chunks, which DirectChunkUnpack serves",
         manifest.id));
   for (const StreamInfo& s : manifest.streams)
-    if (s.head.sha256.empty())
+    if (s.head.digest.empty())
       return FailedPreconditionError(fmt::format(
           "checkpoint {} was written without stream heads; it restores after a full unpack",
           manifest.id));

@@ -93,7 +93,7 @@ TEST_P(DirectRoundTripTest, HeadsFirstThenPagesAsTheyArrive) {
   auto [codec, streams] = GetParam();
   Manifest m = Pack(codec, streams);
   for (const StreamInfo& s : m.streams) {
-    EXPECT_EQ(s.head.sha256.size(), 64u);
+    EXPECT_EQ(s.head.digest.size(), 64u);
     EXPECT_LE(s.head.raw_bytes, s.raw_bytes);
   }
   auto unpack = DirectUnpack::Start(store_, ref_, m, restored_);
@@ -253,7 +253,7 @@ TEST_F(DirectUnpackTest, HeadsSurviveTheManifestAndOlderManifestsKeepTheirText) 
   auto parsed = ParseManifest(ManifestToJson(m));
   ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
   EXPECT_EQ(parsed->streams[1].head.raw_bytes, m.streams[1].head.raw_bytes);
-  EXPECT_EQ(parsed->streams[1].head.sha256, m.streams[1].head.sha256);
+  EXPECT_EQ(parsed->streams[1].head.digest, m.streams[1].head.digest);
   for (StreamInfo& s : m.streams) s.head = {};
   EXPECT_EQ(ManifestToJson(m).find("\"head\""), std::string::npos);
 }

@@ -16,16 +16,21 @@ using nlohmann::json;
 
 constexpr int kManifestIndent = 2;
 
+// Versions 1 and 2 name no digest: their streams' is SHA-256.
+bool NamesDigest(int format_version) { return format_version >= kManifestFormatVersion; }
+
 json ToJsonObject(const Manifest& m) {
+  // A stream's digest is keyed by the algorithm's name: "sha256" in versions 1 and 2.
+  const std::string digest_key(StreamDigestName(m.digest));
   json streams = json::array();
   for (const StreamInfo& s : m.streams) {
     json stream = {{"name", s.name},
                    {"raw_bytes", s.raw_bytes},
                    {"stored_bytes", s.stored_bytes},
-                   {"sha256", s.sha256}};
+                   {digest_key, s.digest}};
     // Only when there is one: older manifests keep their exact text, and so their MAC.
-    if (!s.head.sha256.empty())
-      stream["head"] = {{"raw_bytes", s.head.raw_bytes}, {"sha256", s.head.sha256}};
+    if (!s.head.digest.empty())
+      stream["head"] = {{"raw_bytes", s.head.raw_bytes}, {digest_key, s.head.digest}};
     if (s.stored_raw) stream["stored_raw"] = true;
     streams.push_back(std::move(stream));
   }
@@ -48,6 +53,7 @@ json ToJsonObject(const Manifest& m) {
          {"images_bytes", m.images_bytes},
          {"workload", m.workload},
          {"mac", m.mac}};
+  if (NamesDigest(m.format_version)) j["digest"] = digest_key;
   if (m.chunk_index) {
     const ChunkIndexInfo& c = *m.chunk_index;
     j["chunk_index"] = {{"bytes", c.bytes},           {"sha256", c.sha256},
@@ -122,7 +128,8 @@ class Fields {
   std::string prefix_;
 };
 
-bool IsHexSha256(const std::string& s) {
+// SHA-256 and BLAKE3 (256-bit output) alike.
+bool IsHexDigest(const std::string& s) {
   return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
 }
 
@@ -132,6 +139,7 @@ Status ParseStreams(const json& obj, Manifest* m) {
   if (!it->is_array() || it->empty() || it->size() > 64) {
     return InvalidArgumentError("manifest field streams must be an array of 1 to 64 streams");
   }
+  const std::string digest_key(StreamDigestName(m->digest));
   for (size_t i = 0; i < it->size(); ++i) {
     const json& s = (*it)[i];
     std::string prefix = fmt::format("streams[{}].", i);
@@ -144,14 +152,15 @@ Status ParseStreams(const json& obj, Manifest* m) {
     if (info.name != fmt::format("stream-{}", i)) return f.Bad("name", "stream-<index>");
     CEDANA_RETURN_IF_ERROR(f.Int("raw_bytes", true, &info.raw_bytes));
     CEDANA_RETURN_IF_ERROR(f.Int("stored_bytes", true, &info.stored_bytes));
-    CEDANA_RETURN_IF_ERROR(f.String("sha256", true, &info.sha256));
-    if (!IsHexSha256(info.sha256)) return f.Bad("sha256", "64 lowercase hex digits");
+    CEDANA_RETURN_IF_ERROR(f.String(digest_key.c_str(), true, &info.digest));
+    if (!IsHexDigest(info.digest)) return f.Bad(digest_key.c_str(), "64 lowercase hex digits");
     if (auto head = s.find("head"); head != s.end()) {
       if (!head->is_object()) return f.Bad("head", "an object");
       Fields h(*head, prefix + "head.");
       CEDANA_RETURN_IF_ERROR(h.Int("raw_bytes", true, &info.head.raw_bytes));
-      CEDANA_RETURN_IF_ERROR(h.String("sha256", true, &info.head.sha256));
-      if (!IsHexSha256(info.head.sha256)) return h.Bad("sha256", "64 lowercase hex digits");
+      CEDANA_RETURN_IF_ERROR(h.String(digest_key.c_str(), true, &info.head.digest));
+      if (!IsHexDigest(info.head.digest))
+        return h.Bad(digest_key.c_str(), "64 lowercase hex digits");
       if (info.head.raw_bytes > info.raw_bytes)
         return h.Bad("raw_bytes", "at most the stream's raw_bytes");
     }
@@ -166,20 +175,21 @@ Status ParseStreams(const json& obj, Manifest* m) {
 
 Status ParseChunkIndexInfo(const json& obj, Manifest* m) {
   auto it = obj.find("chunk_index");
-  bool dedup = m->format_version == kDedupManifestFormatVersion;
   if (it == obj.end()) {
-    if (dedup) return InvalidArgumentError("manifest field chunk_index is missing");
+    if (m->format_version == kSha256DedupManifestFormatVersion)
+      return InvalidArgumentError("manifest field chunk_index is missing");
     return OkStatus();
   }
-  if (!dedup)
-    return InvalidArgumentError(fmt::format("manifest field chunk_index needs format_version {}",
-                                            kDedupManifestFormatVersion));
+  if (m->format_version == kSha256ManifestFormatVersion)
+    return InvalidArgumentError(
+        fmt::format("manifest field chunk_index needs format_version {} or {}",
+                    kSha256DedupManifestFormatVersion, kManifestFormatVersion));
   if (!it->is_object()) return InvalidArgumentError("manifest field chunk_index must be an object");
   Fields f(*it, "chunk_index.");
   ChunkIndexInfo c;
   CEDANA_RETURN_IF_ERROR(f.Int("bytes", true, &c.bytes));
   CEDANA_RETURN_IF_ERROR(f.String("sha256", true, &c.sha256));
-  if (!IsHexSha256(c.sha256)) return f.Bad("sha256", "64 lowercase hex digits");
+  if (!IsHexDigest(c.sha256)) return f.Bad("sha256", "64 lowercase hex digits");
   CEDANA_RETURN_IF_ERROR(f.Int("chunks", true, &c.chunks));
   CEDANA_RETURN_IF_ERROR(f.Int("raw_bytes", true, &c.raw_bytes));
   CEDANA_RETURN_IF_ERROR(f.Int("new_chunks", true, &c.new_chunks));
@@ -191,11 +201,19 @@ Status ParseChunkIndexInfo(const json& obj, Manifest* m) {
 Status ParseFields(const json& obj, Manifest* m) {
   Fields f(obj, "");
   CEDANA_RETURN_IF_ERROR(f.Int("format_version", true, &m->format_version));
-  if (m->format_version != kManifestFormatVersion &&
-      m->format_version != kDedupManifestFormatVersion) {
+  if (m->format_version < kSha256ManifestFormatVersion ||
+      m->format_version > kManifestFormatVersion) {
     return InvalidArgumentError(
-        fmt::format("manifest field format_version is {}, this build reads versions {} and {}",
-                    m->format_version, kManifestFormatVersion, kDedupManifestFormatVersion));
+        fmt::format("manifest field format_version is {}, this build reads versions {} to {}",
+                    m->format_version, kSha256ManifestFormatVersion, kManifestFormatVersion));
+  }
+  m->digest = StreamDigest::kSha256;
+  if (NamesDigest(m->format_version)) {
+    std::string digest;
+    CEDANA_RETURN_IF_ERROR(f.String("digest", true, &digest));
+    std::optional<StreamDigest> parsed = ParseStreamDigest(digest);
+    if (!parsed) return f.Bad("digest", "\"blake3\" or \"sha256\"");
+    m->digest = *parsed;
   }
   CEDANA_RETURN_IF_ERROR(f.String("id", true, &m->id));
   CEDANA_RETURN_IF_ERROR(f.String("label", true, &m->label));

@@ -11,30 +11,35 @@
 #include <nlohmann/json.hpp>
 
 #include "common/result.h"
+#include "image/checksum.h"
 #include "image/chunk_index.h"
 #include "image/codec.h"
 
 namespace cedana::image {
 
-inline constexpr int kManifestFormatVersion = 1;
-// A deduplicated checkpoint's manifest (it has a chunk_index): a build that reads only version 1
-// refuses it rather than restoring it without its memory pages.
-inline constexpr int kDedupManifestFormatVersion = 2;
+// What this build writes: the field `digest` names the streams' digest (StreamDigest), and a
+// deduplicated checkpoint has a chunk_index. A build that reads only versions 1 and 2 refuses
+// it by its version instead of by a missing field.
+inline constexpr int kManifestFormatVersion = 3;
+// Read only: SHA-256 streams without (1) and with (2) a chunk_index. Version 2 kept a build that
+// read only version 1 from restoring a deduplicated checkpoint without its memory pages.
+inline constexpr int kSha256ManifestFormatVersion = 1;
+inline constexpr int kSha256DedupManifestFormatVersion = 2;
 
 // The head of a stream: its leading raw (tar) bytes, which hold every image but the memory
 // pages (written last), hashed on their own so that a direct restore can verify them before
-// CRIU starts. Empty sha256: a checkpoint without one (made before heads, or a direct dump,
+// CRIU starts. Empty digest: a checkpoint without one (made before heads, or a direct dump,
 // whose order is CRIU's).
 struct StreamHead {
   uint64_t raw_bytes = 0;
-  std::string sha256;  // hex SHA-256 of the head's raw bytes
+  std::string digest;  // hex digest (Manifest::digest) of the head's raw bytes
 };
 
 struct StreamInfo {
   std::string name;           // "stream-0"
   uint64_t raw_bytes = 0;     // bytes before compression (the tar archive)
   uint64_t stored_bytes = 0;  // bytes as stored
-  std::string sha256;         // hex SHA-256 of the stored bytes
+  std::string digest;         // hex digest (Manifest::digest) of the stored bytes
   StreamHead head;
   // Stored without compression although the manifest names a codec: its samples did not
   // compress (image/compressibility.h). Written only when true.
@@ -60,7 +65,8 @@ struct Manifest {
   int64_t frozen_ms = 0;       // how long the job's processes were stopped for it
   std::string criu_version;
   std::string kernel;
-  Codec codec = Codec::kNone;  // the codec asked for; each stream says how it is stored
+  Codec codec = Codec::kNone;              // the codec asked for; each stream says how it is stored
+  StreamDigest digest = kNewStreamDigest;  // of the streams and their heads
   std::vector<StreamInfo> streams;
   uint64_t images_bytes = 0;  // size of CRIU's images dir
   // Deduplicated: the pages images are in the label's chunks, not in the streams.

@@ -83,6 +83,47 @@ TEST(ManifestTest, AStreamStoredRawSaysSo) {
   EXPECT_EQ(parsed->CodecOf(parsed->streams[1]), Codec::kNone);
 }
 
+// A manifest written before stream digests were named (format_version 1 or 2, SHA-256): what
+// such a build wrote for `m`.
+json AsSha256Version(Manifest m, int version) {
+  m.format_version = version;
+  m.digest = StreamDigest::kSha256;
+  return json::parse(ManifestToJson(m));
+}
+
+TEST(ManifestTest, NewManifestsNameTheirDigest) {
+  json j = json::parse(ManifestToJson(Sample()));
+  EXPECT_EQ(j["format_version"], kManifestFormatVersion);
+  EXPECT_EQ(j["digest"], "blake3");
+  EXPECT_EQ(j["streams"][0]["blake3"], std::string(64, 'a'));
+  EXPECT_FALSE(j["streams"][0].contains("sha256"));
+  auto parsed = ParseManifest(j.dump());
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
+  EXPECT_EQ(parsed->digest, StreamDigest::kBlake3);
+  EXPECT_EQ(parsed->streams[0].digest, std::string(64, 'a'));
+}
+
+// Checkpoints made before BLAKE3 are read as SHA-256, and their text, and so their MAC, is what
+// this build computes again.
+TEST(ManifestTest, OlderSha256ManifestsKeepTheirTextAndMac) {
+  Manifest m = Sample();
+  m.streams[0].head = {100, std::string(64, 'c')};
+  m.format_version = kSha256ManifestFormatVersion;
+  m.digest = StreamDigest::kSha256;
+  SignManifest(&m, "k");
+  const std::string text = ManifestToJson(m);
+  json j = json::parse(text);
+  EXPECT_FALSE(j.contains("digest"));
+  EXPECT_EQ(j["streams"][0]["sha256"], std::string(64, 'a'));
+  EXPECT_EQ(j["streams"][0]["head"]["sha256"], std::string(64, 'c'));
+  auto parsed = ParseManifest(text);
+  ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
+  EXPECT_EQ(parsed->digest, StreamDigest::kSha256);
+  EXPECT_EQ(parsed->streams[0].head.digest, std::string(64, 'c'));
+  EXPECT_EQ(ManifestToJson(*parsed), text);
+  EXPECT_TRUE(VerifyManifest(*parsed, "k").ok());
+}
+
 struct BadCase {
   std::string field;  // must appear in the message
   std::function<void(json&)> edit;
@@ -90,8 +131,19 @@ struct BadCase {
 
 TEST(ManifestTest, RejectsMalformedNamingTheField) {
   const BadCase cases[] = {
-      {"format_version", [](json& j) { j["format_version"] = 3; }},
-      {"chunk_index", [](json& j) { j["format_version"] = 2; }},
+      {"format_version", [](json& j) { j["format_version"] = 4; }},
+      {"format_version", [](json& j) { j["format_version"] = 0; }},
+      {"chunk_index", [](json& j) { j = AsSha256Version(Sample(), 2); }},
+      {"digest", [](json& j) { j.erase("digest"); }},
+      {"digest", [](json& j) { j["digest"] = "md5"; }},
+      {"streams[0].blake3", [](json& j) { j["streams"][0].erase("blake3"); }},
+      // A version 1 manifest whose streams carry BLAKE3 digests under the new key.
+      {"streams[0].sha256", [](json& j) { j["format_version"] = 1; }},
+      {"streams[0].sha256",
+       [](json& j) {
+         j = AsSha256Version(Sample(), 1);
+         j["streams"][0]["sha256"] = "xyz";
+       }},
       {"chunk_index", [](json& j) { j["chunk_index"] = json::object(); }},
       {"format_version", [](json& j) { j.erase("format_version"); }},
       {"format_version", [](json& j) { j["format_version"] = "1"; }},
@@ -106,7 +158,7 @@ TEST(ManifestTest, RejectsMalformedNamingTheField) {
       {"streams", [](json& j) { j["streams"] = json::array(); }},
       {"streams", [](json& j) { j.erase("streams"); }},
       {"streams[1].name", [](json& j) { j["streams"][1]["name"] = "stream-7"; }},
-      {"streams[0].sha256", [](json& j) { j["streams"][0]["sha256"] = "xyz"; }},
+      {"streams[0].blake3", [](json& j) { j["streams"][0]["blake3"] = "xyz"; }},
       {"streams[0].stored_bytes", [](json& j) { j["streams"][0].erase("stored_bytes"); }},
       {"streams[1].stored_raw", [](json& j) { j["streams"][1]["stored_raw"] = "yes"; }},
       {"workload", [](json& j) { j["workload"] = json::array(); }},
@@ -152,7 +204,8 @@ TEST(ManifestTest, VerifyFailsAfterAnyChange) {
   const std::function<void(Manifest&)> edits[] = {
       [](Manifest& m) { m.label = "other"; },
       [](Manifest& m) { m.owner_uid = 0; },
-      [](Manifest& m) { m.streams[0].sha256[0] = 'c'; },
+      [](Manifest& m) { m.streams[0].digest[0] = 'c'; },
+      [](Manifest& m) { m.digest = StreamDigest::kSha256; },
       [](Manifest& m) { m.workload["argv"][0] = "sh"; },
       [](Manifest& m) { m.codec = Codec::kNone; },
       [](Manifest& m) { m.mac.clear(); },

@@ -111,7 +111,7 @@ TEST_P(PackRoundTripTest, RoundTrip) {
     EXPECT_EQ(s.name, "stream-" + std::to_string(i));
     std::string stored = fs::ReadFile(StreamPath(i)).value();
     EXPECT_EQ(s.stored_bytes, stored.size());
-    EXPECT_EQ(s.sha256, Sha256Hex(stored));
+    EXPECT_EQ(s.digest, Blake3Hex(stored));
     if (codec == Codec::kNone) {
       EXPECT_EQ(s.raw_bytes, s.stored_bytes);
     }
@@ -286,6 +286,30 @@ TEST_P(CorruptionTest, TruncatedStreamIsAborted) {
 INSTANTIATE_TEST_SUITE_P(AllCodecs, CorruptionTest,
                          ::testing::Values(Codec::kNone, Codec::kGzip, Codec::kLz4, Codec::kZstd),
                          [](const auto& info) { return std::string(CodecName(info.param)); });
+
+// A checkpoint made before BLAKE3 carries SHA-256 digests (manifest format 1 or 2): a restore
+// checks each stream with the digest its manifest names, and so refuses a mix-up either way.
+TEST_F(PackTest, OlderSha256CheckpointsAreCheckedWithSha256) {
+  Manifest m = PackAndCommit(Codec::kZstd, 2);
+  Manifest older = m;
+  older.format_version = kSha256ManifestFormatVersion;
+  older.digest = StreamDigest::kSha256;
+  for (int i = 0; i < 2; ++i)
+    older.streams[i].digest = Sha256Hex(fs::ReadFile(StreamPath(i)).value());
+  Status s = UnpackToImagesDir(store_, ref_, older, restored_);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(ReadFiles(restored_), ImageFiles());
+
+  // The BLAKE3 digests read as SHA-256 ones, and the other way round: both refused.
+  Manifest wrong = m;
+  wrong.digest = StreamDigest::kSha256;
+  fs::RemoveTree(restored_).ok();
+  EXPECT_EQ(UnpackToImagesDir(store_, ref_, wrong, restored_).code(), Code::kAborted);
+  wrong = older;
+  wrong.digest = StreamDigest::kBlake3;
+  fs::RemoveTree(restored_).ok();
+  EXPECT_EQ(UnpackToImagesDir(store_, ref_, wrong, restored_).code(), Code::kAborted);
+}
 
 TEST_F(PackTest, StreamCountOutOfRange) {
   for (int n : {0, -1, 65}) {

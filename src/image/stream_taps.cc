@@ -36,14 +36,14 @@ void ProgressReporter::Finish() {
 }
 
 Status HashingSink::Write(const void* data, size_t size) {
-  sha_.Update(data, size);
+  hash_.Update(data, size);
   bytes_ += size;
   return out_->Write(data, size);
 }
 
 Result<size_t> HashingSource::Read(void* data, size_t size) {
   CEDANA_ASSIGN_OR_RETURN(size_t n, in_->Read(data, size));
-  sha_.Update(data, n);
+  hash_.Update(data, n);
   bytes_ += n;
   return n;
 }
@@ -58,7 +58,7 @@ Status HashingSource::Drain() {
 
 Status HeadHashingSink::Write(const void* data, size_t size) {
   if (!sealed_) {
-    sha_.Update(data, size);
+    hash_.Update(data, size);
     bytes_ += size;
   }
   return out_->Write(data, size);
@@ -66,7 +66,7 @@ Status HeadHashingSink::Write(const void* data, size_t size) {
 
 StreamHead HeadHashingSink::Seal() {
   sealed_ = true;
-  return StreamHead{bytes_, sha_.FinalHex()};
+  return StreamHead{bytes_, hash_.FinalHex()};
 }
 
 Result<size_t> HeadVerifyingSource::Read(void* data, size_t size) {
@@ -84,12 +84,12 @@ Result<size_t> HeadVerifyingSource::Read(void* data, size_t size) {
   if (want > 0) {
     CEDANA_ASSIGN_OR_RETURN(n, in_->Read(data, want));
     if (n == 0) return AbortedError("stream ends inside its head (truncated)");
-    sha_.Update(data, n);
+    hash_.Update(data, n);
     bytes_ += n;
   }
   if (bytes_ == want_.raw_bytes) {
     done_ = true;
-    if (sha_.FinalHex() != want_.sha256)
+    if (hash_.FinalHex() != want_.digest)
       return AbortedError("checksum mismatch in the stream's head (stored data altered)");
     notify_pending_ = true;
     if (n == 0) return Read(data, size);  // an empty head

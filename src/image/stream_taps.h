@@ -1,5 +1,5 @@
 // Stream taps: pass-through ByteSink/ByteSource wrappers that observe the bytes of one stream
-// on their way (SHA-256 and count of the stored bytes; raw byte count for progress), plus the
+// on their way (digest and count of the stored bytes; raw byte count for progress), plus the
 // progress reporter the taps of all streams feed. A tap is used by one thread; the
 // ProgressReporter is thread-safe.
 #pragma once
@@ -35,38 +35,41 @@ class ProgressReporter {
 // Hashes and counts what goes through to `out` (the bytes as stored).
 class HashingSink : public storage::ByteSink {
  public:
-  explicit HashingSink(std::unique_ptr<storage::ByteSink> out) : out_(std::move(out)) {}
+  HashingSink(std::unique_ptr<storage::ByteSink> out, StreamDigest digest)
+      : out_(std::move(out)), hash_(digest) {}
   Status Write(const void* data, size_t size) override;
   Status Close() override { return out_->Close(); }
   uint64_t bytes() const { return bytes_; }
-  std::string FinalHex() { return sha_.FinalHex(); }
+  std::string FinalHex() { return hash_.FinalHex(); }
 
  private:
   std::unique_ptr<storage::ByteSink> out_;
-  Sha256 sha_;
+  StreamHasher hash_;
   uint64_t bytes_ = 0;
 };
 
 // Hashes and counts what is read from `in` (the bytes as stored).
 class HashingSource : public storage::ByteSource {
  public:
-  explicit HashingSource(std::unique_ptr<storage::ByteSource> in) : in_(std::move(in)) {}
+  HashingSource(std::unique_ptr<storage::ByteSource> in, StreamDigest digest)
+      : in_(std::move(in)), hash_(digest) {}
   Result<size_t> Read(void* data, size_t size) override;
   // Reads `in` to its end (after a failure downstream), so the digest covers every byte.
   Status Drain();
   uint64_t bytes() const { return bytes_; }
-  std::string FinalHex() { return sha_.FinalHex(); }
+  std::string FinalHex() { return hash_.FinalHex(); }
 
  private:
   std::unique_ptr<storage::ByteSource> in_;
-  Sha256 sha_;
+  StreamHasher hash_;
   uint64_t bytes_ = 0;
 };
 
 // Hashes what goes through to `out` until Seal() (the StreamHead), then only passes it on.
 class HeadHashingSink : public storage::ByteSink {
  public:
-  explicit HeadHashingSink(std::unique_ptr<storage::ByteSink> out) : out_(std::move(out)) {}
+  HeadHashingSink(std::unique_ptr<storage::ByteSink> out, StreamDigest digest)
+      : out_(std::move(out)), hash_(digest) {}
   Status Write(const void* data, size_t size) override;
   Status Close() override { return out_->Close(); }
   // The head is what was written so far. Call once.
@@ -74,7 +77,7 @@ class HeadHashingSink : public storage::ByteSink {
 
  private:
   std::unique_ptr<storage::ByteSink> out_;
-  Sha256 sha_;
+  StreamHasher hash_;
   uint64_t bytes_ = 0;
   bool sealed_ = false;
 };
@@ -85,16 +88,16 @@ class HeadHashingSink : public storage::ByteSink {
 // matched and the reader asks for what follows it (so it has used all of the head).
 class HeadVerifyingSource : public storage::ByteSource {
  public:
-  HeadVerifyingSource(std::unique_ptr<storage::ByteSource> in, StreamHead want,
+  HeadVerifyingSource(std::unique_ptr<storage::ByteSource> in, StreamHead want, StreamDigest digest,
                       std::function<void()> verified)
-      : in_(std::move(in)), want_(std::move(want)), verified_(std::move(verified)) {}
+      : in_(std::move(in)), want_(std::move(want)), verified_(std::move(verified)), hash_(digest) {}
   Result<size_t> Read(void* data, size_t size) override;
 
  private:
   std::unique_ptr<storage::ByteSource> in_;
   StreamHead want_;
   std::function<void()> verified_;
-  Sha256 sha_;
+  StreamHasher hash_;
   uint64_t bytes_ = 0;
   bool done_ = false;
   bool notify_pending_ = false;

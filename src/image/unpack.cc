@@ -26,7 +26,7 @@ Status ChecksumMismatch(const Status& seen = OkStatus()) {
 }
 
 bool Matches(HashingSource* stored, const StreamInfo& want) {
-  return stored->bytes() == want.stored_bytes && stored->FinalHex() == want.sha256;
+  return stored->bytes() == want.stored_bytes && stored->FinalHex() == want.digest;
 }
 
 // Reads `in` to its end: the tar reader stops at the first end-of-archive block, but the
@@ -56,12 +56,12 @@ Status UnpackStream(int index, storage::CheckpointStore& store, const storage::C
     if (!again.valid()) return ErrnoStatus(errno, "duplicating the descriptor of a stream");
     follower.stored_file(std::move(again));
   }
-  auto hashing = std::make_unique<HashingSource>(std::move(store_source));
+  auto hashing = std::make_unique<HashingSource>(std::move(store_source), manifest.digest);
   HashingSource* stored = hashing.get();
   std::unique_ptr<storage::ByteSource> decoded =
       DecompressingSource(manifest.CodecOf(want), std::move(hashing));
   if (follower.head_verified)
-    decoded = std::make_unique<HeadVerifyingSource>(std::move(decoded), want.head,
+    decoded = std::make_unique<HeadVerifyingSource>(std::move(decoded), want.head, manifest.digest,
                                                     follower.head_verified);
   CountingSource raw(std::move(decoded), progress, group.cancel_flag());
   TarReader tar(&raw, follower.observer);

@@ -35,7 +35,7 @@ class CheckpointIndexerTest : public ::testing::Test {
     m.owner_gid = 1000;
     m.streams.push_back({});
     m.streams[0].name = "stream-0";
-    m.streams[0].sha256 = std::string(64, 'a');
+    m.streams[0].digest = std::string(64, 'a');
     if (!key.empty()) image::SignManifest(&m, key);
     ASSERT_TRUE(store_.Commit(at, image::ManifestToJson(m)).ok());
   }

@@ -28,7 +28,7 @@ SLURM_ROOT_PACKAGES=(
   slurmctld slurmd slurm-client munge libslurm-dev libmunge-dev
   g++ cmake ninja-build pkg-config dpkg-dev binutils
   libprotobuf-dev protobuf-compiler nlohmann-json3-dev libcli11-dev libfmt-dev
-  zlib1g-dev libzstd-dev liblz4-dev libdeflate-dev libssl-dev libcurl4-openssl-dev
+  zlib1g-dev libzstd-dev liblz4-dev libdeflate-dev libssl-dev libcurl4-openssl-dev librust-blake3-dev
   libgtest-dev libgmock-dev libcpp-httplib-dev libsqlite3-dev libpq-dev
   criu procps psmisc util-linux mount python3 ca-certificates
 )
