@@ -59,25 +59,29 @@ std::string Blake3Hex(std::string_view data) {
   return b.FinalHex();
 }
 
-std::string_view StreamDigestName(StreamDigest digest) {
-  return digest == StreamDigest::kBlake3 ? "blake3" : "sha256";
+std::string DigestHex(Digest digest, std::string_view data) {
+  return digest == Digest::kBlake3 ? Blake3Hex(data) : Sha256Hex(data);
 }
 
-std::optional<StreamDigest> ParseStreamDigest(std::string_view name) {
-  if (name == "blake3") return StreamDigest::kBlake3;
-  if (name == "sha256") return StreamDigest::kSha256;
+std::string_view DigestName(Digest digest) {
+  return digest == Digest::kBlake3 ? "blake3" : "sha256";
+}
+
+std::optional<Digest> ParseDigest(std::string_view name) {
+  if (name == "blake3") return Digest::kBlake3;
+  if (name == "sha256") return Digest::kSha256;
   return std::nullopt;
 }
 
-StreamHasher::StreamHasher(StreamDigest digest) {
-  if (digest == StreamDigest::kBlake3) {
+Hasher::Hasher(Digest digest) {
+  if (digest == Digest::kBlake3) {
     blake3_ = std::make_unique<Blake3>();
   } else {
     sha256_ = std::make_unique<Sha256>();
   }
 }
 
-void StreamHasher::Update(const void* data, size_t size) {
+void Hasher::Update(const void* data, size_t size) {
   if (blake3_) {
     blake3_->Update(data, size);
   } else {
@@ -85,7 +89,7 @@ void StreamHasher::Update(const void* data, size_t size) {
   }
 }
 
-std::string StreamHasher::FinalHex() { return blake3_ ? blake3_->FinalHex() : sha256_->FinalHex(); }
+std::string Hasher::FinalHex() { return blake3_ ? blake3_->FinalHex() : sha256_->FinalHex(); }
 
 std::string HmacSha256Hex(std::string_view key, std::string_view data) {
   unsigned char mac[EVP_MAX_MD_SIZE];

@@ -1,7 +1,8 @@
-// Checksums of checkpoint data: the streams' digest (StreamHasher: BLAKE3 for new checkpoints,
-// SHA-256 in older ones; hex in the manifest), SHA-256 (chunk names, the chunk index) and
-// HMAC-SHA256 (the manifest MAC keyed with the cluster key). The hashers are not thread-safe
-// (one user per object); the free functions are.
+// Checksums of checkpoint data: the digest of a checkpoint's streams and chunks (Digest:
+// BLAKE3 for new checkpoints, SHA-256 in older ones; hex in the manifest and the chunk index),
+// SHA-256 (the chunk index file, S3 payloads, tokens) and HMAC-SHA256 (the manifest MAC keyed
+// with the cluster key). The hashers are not thread-safe (one user per object); the free
+// functions are.
 #pragma once
 
 #include <cstddef>
@@ -48,18 +49,19 @@ class Blake3 {
   std::unique_ptr<State> state_;
 };
 
-// Which digest a checkpoint's streams (and their heads) carry; its name is the manifest's key.
-enum class StreamDigest { kSha256, kBlake3 };
+// Which digest a checkpoint's streams (and their heads) carry, and names its chunks by; the
+// manifest names it.
+enum class Digest { kSha256, kBlake3 };
 // What new checkpoints use.
-inline constexpr StreamDigest kNewStreamDigest = StreamDigest::kBlake3;
+inline constexpr Digest kNewDigest = Digest::kBlake3;
 
-std::string_view StreamDigestName(StreamDigest digest);  // "sha256", "blake3"
-std::optional<StreamDigest> ParseStreamDigest(std::string_view name);
+std::string_view DigestName(Digest digest);  // "sha256", "blake3"
+std::optional<Digest> ParseDigest(std::string_view name);
 
 // A streaming digest of the algorithm given.
-class StreamHasher {
+class Hasher {
  public:
-  explicit StreamHasher(StreamDigest digest);
+  explicit Hasher(Digest digest);
   void Update(const void* data, size_t size);
   // Lowercase hex of the digest (64 chars). Call once; the object is then spent.
   std::string FinalHex();
@@ -71,6 +73,7 @@ class StreamHasher {
 
 std::string Sha256Hex(std::string_view data);
 std::string Blake3Hex(std::string_view data);
+std::string DigestHex(Digest digest, std::string_view data);
 // Lowercase hex HMAC-SHA256 of `data` keyed with `key`.
 std::string HmacSha256Hex(std::string_view key, std::string_view data);
 // Compares in time independent of where the strings differ (for MACs).

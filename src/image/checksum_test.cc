@@ -24,10 +24,10 @@ TEST(ChecksumTest, Blake3MatchesTheReferenceTool) {
 }
 
 // A stream is hashed in the pieces its reads and writes happen to have.
-TEST(ChecksumTest, StreamHasherGivesTheSameDigestWhateverThePieces) {
+TEST(ChecksumTest, HasherGivesTheSameDigestWhateverThePieces) {
   const std::string data = Pattern();
-  for (StreamDigest digest : {StreamDigest::kSha256, StreamDigest::kBlake3}) {
-    StreamHasher pieces(digest);
+  for (Digest digest : {Digest::kSha256, Digest::kBlake3}) {
+    Hasher pieces(digest);
     size_t at = 0;
     for (size_t n = 1; at < data.size(); n = n * 3 + 1) {
       size_t len = std::min(n, data.size() - at);
@@ -35,17 +35,17 @@ TEST(ChecksumTest, StreamHasherGivesTheSameDigestWhateverThePieces) {
       at += len;
     }
     pieces.Update(data.data(), 0);
-    const std::string whole = digest == StreamDigest::kBlake3 ? Blake3Hex(data) : Sha256Hex(data);
-    EXPECT_EQ(pieces.FinalHex(), whole) << StreamDigestName(digest);
+    const std::string whole = digest == Digest::kBlake3 ? Blake3Hex(data) : Sha256Hex(data);
+    EXPECT_EQ(pieces.FinalHex(), whole) << DigestName(digest);
   }
 }
 
 TEST(ChecksumTest, DigestNamesRoundTrip) {
-  for (StreamDigest digest : {StreamDigest::kSha256, StreamDigest::kBlake3})
-    EXPECT_EQ(ParseStreamDigest(StreamDigestName(digest)), digest);
-  EXPECT_EQ(ParseStreamDigest("md5"), std::nullopt);
-  EXPECT_EQ(ParseStreamDigest("BLAKE3"), std::nullopt);
-  EXPECT_EQ(kNewStreamDigest, StreamDigest::kBlake3);
+  for (Digest digest : {Digest::kSha256, Digest::kBlake3})
+    EXPECT_EQ(ParseDigest(DigestName(digest)), digest);
+  EXPECT_EQ(ParseDigest("md5"), std::nullopt);
+  EXPECT_EQ(ParseDigest("BLAKE3"), std::nullopt);
+  EXPECT_EQ(kNewDigest, Digest::kBlake3);
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 // ChunkIndex: how a deduplicated checkpoint's memory pages are stored (docs/storage.md,
 // *Deduplicated checkpoints*): each pages image as the list of its chunks, each named by the
-// SHA-256 of its bytes and stored once in the label's chunks (storage::ChunkRef). It is written
-// beside the streams as chunks.json before the commit; the signed manifest holds its size and
-// SHA-256 (ChunkIndexInfo), so a restore trusts every digest in it and verifies every chunk
-// against its digest. Value type.
+// digest of its bytes (the manifest's Digest: BLAKE3, SHA-256 before it) and stored once in the
+// label's chunks (storage::ChunkRef). It is written beside the streams as chunks.json before the
+// commit; the signed manifest holds its size and SHA-256 (ChunkIndexInfo), so a restore trusts
+// every digest in it and verifies every chunk against its digest. Value type.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +19,7 @@ namespace cedana::image {
 inline constexpr char kChunkIndexName[] = "chunks.json";
 
 struct ChunkEntry {
-  std::string digest;      // hex SHA-256 of the chunk's bytes
+  std::string digest;      // hex digest of the chunk's bytes (its name)
   uint64_t raw_bytes = 0;  // its length in the image
 };
 

@@ -69,7 +69,7 @@ class ChunkPacker {
     size_t at = 0;
     for (size_t length : ChunkLengths(bytes, r->length)) {
       std::string_view chunk(buffer->data() + at, length);
-      std::string digest = Sha256Hex(chunk);
+      std::string digest = DigestHex(kNewDigest, chunk);
       CEDANA_RETURN_IF_ERROR(StoreIfNew(f, chunk, digest));
       r->chunks.push_back({std::move(digest), length});
       at += length;

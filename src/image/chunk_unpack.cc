@@ -48,7 +48,8 @@ Result<ChunkIndex> ReadVerifiedIndex(storage::CheckpointStore& store,
 }
 
 Result<std::string> ReadVerifiedChunk(storage::CheckpointStore& store,
-                                      const storage::CheckpointRef& ref, const ChunkEntry& chunk) {
+                                      const storage::CheckpointRef& ref, const ChunkEntry& chunk,
+                                      Digest algorithm) {
   const std::string& digest = chunk.digest;
   auto stored =
       store.ReadChunk({ref.owner, ref.label, digest}, MaxStoredChunkBytes(chunk.raw_bytes));
@@ -58,7 +59,7 @@ Result<std::string> ReadVerifiedChunk(storage::CheckpointStore& store,
   // Either way the stored chunk is not the one the signed index names; a decoder's reason says
   // how it differs.
   auto raw = DecodeChunk(*stored, chunk.raw_bytes);
-  if (!raw.has_value() || raw->size() != chunk.raw_bytes || Sha256Hex(*raw) != digest)
+  if (!raw.has_value() || raw->size() != chunk.raw_bytes || DigestHex(algorithm, *raw) != digest)
     return AbortedError(
         fmt::format("chunk {} of label {}: checksum mismatch (stored data altered or truncated{})",
                     digest, ref.label, raw.has_value() ? "" : ": " + raw.error().message()));
@@ -95,7 +96,8 @@ Status UnpackChunks(storage::CheckpointStore& store, const storage::CheckpointRe
     for (size_t i = next++; i < placed.size(); i = next++) {
       if (group.cancelled() || (cancel && cancel->load())) return CancelledError();
       const Placed& p = placed[i];
-      CEDANA_ASSIGN_OR_RETURN(std::string raw, ReadVerifiedChunk(store, ref, *p.chunk));
+      CEDANA_ASSIGN_OR_RETURN(std::string raw,
+                              ReadVerifiedChunk(store, ref, *p.chunk, manifest.digest));
       CEDANA_RETURN_IF_ERROR(WriteAt(fds[p.file].get(), paths[p.file], p.offset, raw));
       if (progress) progress->Add(p.chunk->raw_bytes);
     }

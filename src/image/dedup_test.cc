@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "common/fs.h"
 #include "image/bytes_for_test.h"
 #include "image/checksum.h"
 #include "image/chunk_index.h"
 #include "image/chunk_sweep.h"
+#include "image/chunk_unpack.h"
 #include "image/manifest.h"
 #include "image/pack.h"
 #include "image/restore_source_for_test.h"
@@ -212,6 +214,46 @@ TEST_F(DedupTest, ChunksAreKeptOutOfListingsAndRefs) {
   EXPECT_FALSE(store_.ListChunks("alice", "train").value().empty());
 }
 
+// A chunk is named by the manifest's digest of its bytes: BLAKE3 now, SHA-256 in checkpoints
+// made before it (manifest format 2), which restore as before.
+TEST_F(DedupTest, ChunksAreNamedByTheManifestsDigest) {
+  Manifest m = PackAndCommit("c-1");
+  CheckpointRef ref{"alice", "train", "c-1"};
+  ChunkIndex index = ReadVerifiedIndex(store_, ref, *m.chunk_index).value();
+  ChunkIndex older = index;
+  std::set<std::string> blake3_names;
+  for (ChunkedFile& file : older.files) {
+    for (ChunkEntry& chunk : file.chunks) {
+      auto raw = ReadVerifiedChunk(store_, ref, chunk, Digest::kBlake3);
+      ASSERT_TRUE(raw.has_value()) << raw.error().ToString();
+      EXPECT_EQ(ReadVerifiedChunk(store_, ref, chunk, Digest::kSha256).error().code(),
+                Code::kAborted);
+      // The same stored chunk under its SHA-256 name, as an earlier build stored it.
+      blake3_names.insert(chunk.digest);
+      std::string stored = fs::ReadFile(ChunkPath(chunk.digest)).value();
+      chunk.digest = Sha256Hex(*raw);
+      ASSERT_TRUE(fs::WriteFileAtomic(ChunkPath(chunk.digest), stored, 0600).ok());
+    }
+  }
+  for (const std::string& name : blake3_names) ASSERT_TRUE(fs::RemoveTree(ChunkPath(name)).ok());
+  const std::string dir = store_.CheckpointDir(ref);
+  const std::string json = ChunkIndexToJson(older);
+  ASSERT_TRUE(fs::WriteFileAtomic(dir + "/" + kChunkIndexName, json, 0600).ok());
+  m.format_version = kSha256DedupManifestFormatVersion;
+  m.digest = Digest::kSha256;
+  m.chunk_index->bytes = json.size();
+  m.chunk_index->sha256 = Sha256Hex(json);
+  for (size_t i = 0; i < m.streams.size(); ++i)
+    m.streams[i].digest = Sha256Hex(fs::ReadFile(dir + "/stream-" + std::to_string(i)).value());
+  m.streams[0].head = {};  // a plain unpack reads no heads
+  m.streams[1].head = {};
+  Status s = Unpack(m);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ExpectRestored();
+  m.digest = Digest::kBlake3;
+  EXPECT_EQ(Unpack(m).code(), Code::kAborted);
+}
+
 TEST(DedupManifestTest, VersionAndChunkIndexGoTogether) {
   Manifest m;
   m.id = "c-1";
@@ -226,7 +268,7 @@ TEST(DedupManifestTest, VersionAndChunkIndexGoTogether) {
   EXPECT_EQ(v3->StoredBytes(), 1u + 3u);
   // SHA-256 manifests: version 1 with a chunk index would have an old build restore it without
   // its pages; version 2 must have one.
-  m.digest = StreamDigest::kSha256;
+  m.digest = Digest::kSha256;
   m.format_version = kSha256ManifestFormatVersion;
   auto v1 = ParseManifest(ManifestToJson(m));
   ASSERT_FALSE(v1.has_value());
@@ -241,7 +283,7 @@ TEST(DedupManifestTest, VersionAndChunkIndexGoTogether) {
   ASSERT_FALSE(missing.has_value());
   EXPECT_NE(missing.error().message().find("chunk_index is missing"), std::string::npos);
   m.format_version = kManifestFormatVersion;
-  m.digest = kNewStreamDigest;
+  m.digest = kNewDigest;
   EXPECT_TRUE(ParseManifest(ManifestToJson(m)).has_value());
 }
 

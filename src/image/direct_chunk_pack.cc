@@ -90,7 +90,7 @@ Status DirectChunkPack::CutRegion(Region& region) {
   size_t at = 0;
   for (size_t length : ChunkLengths(bytes, region.data.size())) {
     std::string_view chunk(region.data.data() + at, length);
-    std::string digest = Sha256Hex(chunk);
+    std::string digest = DigestHex(kNewDigest, chunk);
     if (chunks_.Claim(digest)) {
       CEDANA_ASSIGN_OR_RETURN(std::string stored, EncodeChunk(chunk, region.codec, options_.level));
       CEDANA_RETURN_IF_ERROR(writer_->Put(digest, stored)) << "storing a chunk";

@@ -115,8 +115,9 @@ Status DirectChunkUnpack::SendChunks(const ChunkedFile& file, int pipe_fd) {
     // The threads inherit this thread's file-system identity (the store's owner).
     while (next < file.chunks.size() && ahead.size() <= kChunksAhead) {
       const ChunkEntry* chunk = &file.chunks[next++];
-      ahead.push_back(std::async(
-          std::launch::async, [this, chunk] { return ReadVerifiedChunk(store_, ref_, *chunk); }));
+      ahead.push_back(std::async(std::launch::async, [this, chunk] {
+        return ReadVerifiedChunk(store_, ref_, *chunk, manifest_.digest);
+      }));
     }
     Result<std::string> raw = ahead.front().get();
     ahead.pop_front();

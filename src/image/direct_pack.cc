@@ -69,7 +69,7 @@ DirectPack::~DirectPack() {
 
 Result<StreamInfo> DirectPack::RunStream(int index) {
   CEDANA_ASSIGN_OR_RETURN(auto store_sink, store_.CreateStream(ref_, index));
-  auto hashing = std::make_unique<HashingSink>(std::move(store_sink), kNewStreamDigest);
+  auto hashing = std::make_unique<HashingSink>(std::move(store_sink), kNewDigest);
   HashingSink* stored = hashing.get();
   CountingSink raw(CompressingSink(options_.codec, std::move(hashing), options_.level), &progress_,
                    group_.cancel_flag());

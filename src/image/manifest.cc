@@ -21,7 +21,7 @@ bool NamesDigest(int format_version) { return format_version >= kManifestFormatV
 
 json ToJsonObject(const Manifest& m) {
   // A stream's digest is keyed by the algorithm's name: "sha256" in versions 1 and 2.
-  const std::string digest_key(StreamDigestName(m.digest));
+  const std::string digest_key(DigestName(m.digest));
   json streams = json::array();
   for (const StreamInfo& s : m.streams) {
     json stream = {{"name", s.name},
@@ -139,7 +139,7 @@ Status ParseStreams(const json& obj, Manifest* m) {
   if (!it->is_array() || it->empty() || it->size() > 64) {
     return InvalidArgumentError("manifest field streams must be an array of 1 to 64 streams");
   }
-  const std::string digest_key(StreamDigestName(m->digest));
+  const std::string digest_key(DigestName(m->digest));
   for (size_t i = 0; i < it->size(); ++i) {
     const json& s = (*it)[i];
     std::string prefix = fmt::format("streams[{}].", i);
@@ -207,11 +207,11 @@ Status ParseFields(const json& obj, Manifest* m) {
         fmt::format("manifest field format_version is {}, this build reads versions {} to {}",
                     m->format_version, kSha256ManifestFormatVersion, kManifestFormatVersion));
   }
-  m->digest = StreamDigest::kSha256;
+  m->digest = Digest::kSha256;
   if (NamesDigest(m->format_version)) {
     std::string digest;
     CEDANA_RETURN_IF_ERROR(f.String("digest", true, &digest));
-    std::optional<StreamDigest> parsed = ParseStreamDigest(digest);
+    std::optional<Digest> parsed = ParseDigest(digest);
     if (!parsed) return f.Bad("digest", "\"blake3\" or \"sha256\"");
     m->digest = *parsed;
   }

@@ -17,7 +17,7 @@
 
 namespace cedana::image {
 
-// What this build writes: the field `digest` names the streams' digest (StreamDigest), and a
+// What this build writes: the field `digest` names the streams' digest (Digest), and a
 // deduplicated checkpoint has a chunk_index. A build that reads only versions 1 and 2 refuses
 // it by its version instead of by a missing field.
 inline constexpr int kManifestFormatVersion = 3;
@@ -65,8 +65,8 @@ struct Manifest {
   int64_t frozen_ms = 0;       // how long the job's processes were stopped for it
   std::string criu_version;
   std::string kernel;
-  Codec codec = Codec::kNone;              // the codec asked for; each stream says how it is stored
-  StreamDigest digest = kNewStreamDigest;  // of the streams and their heads
+  Codec codec = Codec::kNone;  // the codec asked for; each stream says how it is stored
+  Digest digest = kNewDigest;  // of the streams and their heads
   std::vector<StreamInfo> streams;
   uint64_t images_bytes = 0;  // size of CRIU's images dir
   // Deduplicated: the pages images are in the label's chunks, not in the streams.

@@ -87,7 +87,7 @@ TEST(ManifestTest, AStreamStoredRawSaysSo) {
 // such a build wrote for `m`.
 json AsSha256Version(Manifest m, int version) {
   m.format_version = version;
-  m.digest = StreamDigest::kSha256;
+  m.digest = Digest::kSha256;
   return json::parse(ManifestToJson(m));
 }
 
@@ -99,7 +99,7 @@ TEST(ManifestTest, NewManifestsNameTheirDigest) {
   EXPECT_FALSE(j["streams"][0].contains("sha256"));
   auto parsed = ParseManifest(j.dump());
   ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
-  EXPECT_EQ(parsed->digest, StreamDigest::kBlake3);
+  EXPECT_EQ(parsed->digest, Digest::kBlake3);
   EXPECT_EQ(parsed->streams[0].digest, std::string(64, 'a'));
 }
 
@@ -109,7 +109,7 @@ TEST(ManifestTest, OlderSha256ManifestsKeepTheirTextAndMac) {
   Manifest m = Sample();
   m.streams[0].head = {100, std::string(64, 'c')};
   m.format_version = kSha256ManifestFormatVersion;
-  m.digest = StreamDigest::kSha256;
+  m.digest = Digest::kSha256;
   SignManifest(&m, "k");
   const std::string text = ManifestToJson(m);
   json j = json::parse(text);
@@ -118,7 +118,7 @@ TEST(ManifestTest, OlderSha256ManifestsKeepTheirTextAndMac) {
   EXPECT_EQ(j["streams"][0]["head"]["sha256"], std::string(64, 'c'));
   auto parsed = ParseManifest(text);
   ASSERT_TRUE(parsed.has_value()) << parsed.error().ToString();
-  EXPECT_EQ(parsed->digest, StreamDigest::kSha256);
+  EXPECT_EQ(parsed->digest, Digest::kSha256);
   EXPECT_EQ(parsed->streams[0].head.digest, std::string(64, 'c'));
   EXPECT_EQ(ManifestToJson(*parsed), text);
   EXPECT_TRUE(VerifyManifest(*parsed, "k").ok());
@@ -205,7 +205,7 @@ TEST(ManifestTest, VerifyFailsAfterAnyChange) {
       [](Manifest& m) { m.label = "other"; },
       [](Manifest& m) { m.owner_uid = 0; },
       [](Manifest& m) { m.streams[0].digest[0] = 'c'; },
-      [](Manifest& m) { m.digest = StreamDigest::kSha256; },
+      [](Manifest& m) { m.digest = Digest::kSha256; },
       [](Manifest& m) { m.workload["argv"][0] = "sh"; },
       [](Manifest& m) { m.codec = Codec::kNone; },
       [](Manifest& m) { m.mac.clear(); },

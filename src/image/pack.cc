@@ -118,10 +118,10 @@ Result<StreamInfo> PackStream(int index, const std::string& images_dir, const St
                               const std::atomic<bool>* cancel) {
   CEDANA_ASSIGN_OR_RETURN(Codec codec, ChooseStreamCodec(index, images_dir, plan, options));
   CEDANA_ASSIGN_OR_RETURN(auto store_sink, store.CreateStream(ref, index));
-  auto hashing = std::make_unique<HashingSink>(std::move(store_sink), kNewStreamDigest);
+  auto hashing = std::make_unique<HashingSink>(std::move(store_sink), kNewDigest);
   HashingSink* stored = hashing.get();
   auto head_hashing = std::make_unique<HeadHashingSink>(
-      CompressingSink(codec, std::move(hashing), options.level), kNewStreamDigest);
+      CompressingSink(codec, std::move(hashing), options.level), kNewDigest);
   HeadHashingSink* head_tap = head_hashing.get();
   CountingSink raw(std::move(head_hashing), progress, cancel);
   TarWriter tar(&raw);

@@ -293,7 +293,7 @@ TEST_F(PackTest, OlderSha256CheckpointsAreCheckedWithSha256) {
   Manifest m = PackAndCommit(Codec::kZstd, 2);
   Manifest older = m;
   older.format_version = kSha256ManifestFormatVersion;
-  older.digest = StreamDigest::kSha256;
+  older.digest = Digest::kSha256;
   for (int i = 0; i < 2; ++i)
     older.streams[i].digest = Sha256Hex(fs::ReadFile(StreamPath(i)).value());
   Status s = UnpackToImagesDir(store_, ref_, older, restored_);
@@ -302,11 +302,11 @@ TEST_F(PackTest, OlderSha256CheckpointsAreCheckedWithSha256) {
 
   // The BLAKE3 digests read as SHA-256 ones, and the other way round: both refused.
   Manifest wrong = m;
-  wrong.digest = StreamDigest::kSha256;
+  wrong.digest = Digest::kSha256;
   fs::RemoveTree(restored_).ok();
   EXPECT_EQ(UnpackToImagesDir(store_, ref_, wrong, restored_).code(), Code::kAborted);
   wrong = older;
-  wrong.digest = StreamDigest::kBlake3;
+  wrong.digest = Digest::kBlake3;
   fs::RemoveTree(restored_).ok();
   EXPECT_EQ(UnpackToImagesDir(store_, ref_, wrong, restored_).code(), Code::kAborted);
 }

@@ -35,7 +35,7 @@ class ProgressReporter {
 // Hashes and counts what goes through to `out` (the bytes as stored).
 class HashingSink : public storage::ByteSink {
  public:
-  HashingSink(std::unique_ptr<storage::ByteSink> out, StreamDigest digest)
+  HashingSink(std::unique_ptr<storage::ByteSink> out, Digest digest)
       : out_(std::move(out)), hash_(digest) {}
   Status Write(const void* data, size_t size) override;
   Status Close() override { return out_->Close(); }
@@ -44,14 +44,14 @@ class HashingSink : public storage::ByteSink {
 
  private:
   std::unique_ptr<storage::ByteSink> out_;
-  StreamHasher hash_;
+  Hasher hash_;
   uint64_t bytes_ = 0;
 };
 
 // Hashes and counts what is read from `in` (the bytes as stored).
 class HashingSource : public storage::ByteSource {
  public:
-  HashingSource(std::unique_ptr<storage::ByteSource> in, StreamDigest digest)
+  HashingSource(std::unique_ptr<storage::ByteSource> in, Digest digest)
       : in_(std::move(in)), hash_(digest) {}
   Result<size_t> Read(void* data, size_t size) override;
   // Reads `in` to its end (after a failure downstream), so the digest covers every byte.
@@ -61,14 +61,14 @@ class HashingSource : public storage::ByteSource {
 
  private:
   std::unique_ptr<storage::ByteSource> in_;
-  StreamHasher hash_;
+  Hasher hash_;
   uint64_t bytes_ = 0;
 };
 
 // Hashes what goes through to `out` until Seal() (the StreamHead), then only passes it on.
 class HeadHashingSink : public storage::ByteSink {
  public:
-  HeadHashingSink(std::unique_ptr<storage::ByteSink> out, StreamDigest digest)
+  HeadHashingSink(std::unique_ptr<storage::ByteSink> out, Digest digest)
       : out_(std::move(out)), hash_(digest) {}
   Status Write(const void* data, size_t size) override;
   Status Close() override { return out_->Close(); }
@@ -77,7 +77,7 @@ class HeadHashingSink : public storage::ByteSink {
 
  private:
   std::unique_ptr<storage::ByteSink> out_;
-  StreamHasher hash_;
+  Hasher hash_;
   uint64_t bytes_ = 0;
   bool sealed_ = false;
 };
@@ -88,7 +88,7 @@ class HeadHashingSink : public storage::ByteSink {
 // matched and the reader asks for what follows it (so it has used all of the head).
 class HeadVerifyingSource : public storage::ByteSource {
  public:
-  HeadVerifyingSource(std::unique_ptr<storage::ByteSource> in, StreamHead want, StreamDigest digest,
+  HeadVerifyingSource(std::unique_ptr<storage::ByteSource> in, StreamHead want, Digest digest,
                       std::function<void()> verified)
       : in_(std::move(in)), want_(std::move(want)), verified_(std::move(verified)), hash_(digest) {}
   Result<size_t> Read(void* data, size_t size) override;
@@ -97,7 +97,7 @@ class HeadVerifyingSource : public storage::ByteSource {
   std::unique_ptr<storage::ByteSource> in_;
   StreamHead want_;
   std::function<void()> verified_;
-  StreamHasher hash_;
+  Hasher hash_;
   uint64_t bytes_ = 0;
   bool done_ = false;
   bool notify_pending_ = false;
