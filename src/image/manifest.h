@@ -66,7 +66,7 @@ struct Manifest {
   std::string criu_version;
   std::string kernel;
   Codec codec = Codec::kNone;  // the codec asked for; each stream says how it is stored
-  Digest digest = kNewDigest;  // of the streams and their heads
+  Digest digest = kNewDigest;  // of the streams, their heads and the chunks
   std::vector<StreamInfo> streams;
   uint64_t images_bytes = 0;  // size of CRIU's images dir
   // Deduplicated: the pages images are in the label's chunks, not in the streams.
