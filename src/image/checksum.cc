@@ -35,28 +35,14 @@ std::string Sha256Hex(std::string_view data) {
   return sha.FinalHex();
 }
 
-struct Blake3::State {
-  blake3_hasher hasher;
+struct Hasher::Blake3 {
+  blake3_hasher state;
 };
 
-Blake3::Blake3() : state_(std::make_unique<State>()) { blake3_hasher_init(&state_->hasher); }
-
-Blake3::~Blake3() = default;
-
-void Blake3::Update(const void* data, size_t size) {
-  if (size > 0) blake3_hasher_update(&state_->hasher, data, size);
-}
-
-std::string Blake3::FinalHex() {
-  unsigned char digest[BLAKE3_OUT_LEN];
-  blake3_hasher_finalize(&state_->hasher, digest, sizeof digest);
-  return HexEncode(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
-}
-
 std::string Blake3Hex(std::string_view data) {
-  Blake3 b;
-  b.Update(data.data(), data.size());
-  return b.FinalHex();
+  Hasher hasher(Digest::kBlake3);
+  hasher.Update(data.data(), data.size());
+  return hasher.FinalHex();
 }
 
 std::string DigestHex(Digest digest, std::string_view data) {
@@ -76,20 +62,29 @@ std::optional<Digest> ParseDigest(std::string_view name) {
 Hasher::Hasher(Digest digest) {
   if (digest == Digest::kBlake3) {
     blake3_ = std::make_unique<Blake3>();
+    blake3_hasher_init(&blake3_->state);
   } else {
     sha256_ = std::make_unique<Sha256>();
   }
 }
 
+Hasher::~Hasher() = default;
+
 void Hasher::Update(const void* data, size_t size) {
+  if (size == 0) return;
   if (blake3_) {
-    blake3_->Update(data, size);
+    blake3_hasher_update(&blake3_->state, data, size);
   } else {
     sha256_->Update(data, size);
   }
 }
 
-std::string Hasher::FinalHex() { return blake3_ ? blake3_->FinalHex() : sha256_->FinalHex(); }
+std::string Hasher::FinalHex() {
+  if (!blake3_) return sha256_->FinalHex();
+  unsigned char digest[BLAKE3_OUT_LEN];
+  blake3_hasher_finalize(&blake3_->state, digest, sizeof digest);
+  return HexEncode(std::string_view(reinterpret_cast<const char*>(digest), sizeof digest));
+}
 
 std::string HmacSha256Hex(std::string_view key, std::string_view data) {
   unsigned char mac[EVP_MAX_MD_SIZE];

@@ -17,7 +17,7 @@
 
 namespace cedana::image {
 
-// What this build writes: the field `digest` names the streams' digest (Digest), and a
+// What this build writes: the field `digest` names the streams' and chunks' digest (Digest), and a
 // deduplicated checkpoint has a chunk_index. A build that reads only versions 1 and 2 refuses
 // it by its version instead of by a missing field.
 inline constexpr int kManifestFormatVersion = 3;
