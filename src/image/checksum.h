@@ -15,21 +15,6 @@ typedef struct evp_md_ctx_st EVP_MD_CTX;
 
 namespace cedana::image {
 
-class Sha256 {
- public:
-  Sha256();
-  ~Sha256();
-  Sha256(const Sha256&) = delete;
-  Sha256& operator=(const Sha256&) = delete;
-
-  void Update(const void* data, size_t size);
-  // Lowercase hex of the digest (64 chars). Call once; the object is then spent.
-  std::string FinalHex();
-
- private:
-  EVP_MD_CTX* ctx_;
-};
-
 // Which digest a checkpoint's streams (and their heads) carry, and names its chunks by; the
 // manifest names it.
 enum class Digest { kSha256, kBlake3 };
@@ -42,7 +27,8 @@ inline constexpr Digest kNewDigest = Digest::kBlake3;
 std::string_view DigestName(Digest digest);  // "sha256", "blake3"
 std::optional<Digest> ParseDigest(std::string_view name);
 
-// A streaming digest of the algorithm given.
+// A streaming digest of the algorithm given (SHA-256 by OpenSSL, with SHA-NI where the CPU has
+// it).
 class Hasher {
  public:
   explicit Hasher(Digest digest);
@@ -56,13 +42,13 @@ class Hasher {
 
  private:
   struct Blake3;
-  std::unique_ptr<Sha256> sha256_;  // one of the two
+  EVP_MD_CTX* sha256_ = nullptr;  // one of the two
   std::unique_ptr<Blake3> blake3_;
 };
 
-std::string Sha256Hex(std::string_view data);
-std::string Blake3Hex(std::string_view data);
+// Lowercase hex of the digest of `data`.
 std::string DigestHex(Digest digest, std::string_view data);
+std::string Sha256Hex(std::string_view data);
 // Lowercase hex HMAC-SHA256 of `data` keyed with `key`.
 std::string HmacSha256Hex(std::string_view key, std::string_view data);
 // Compares in time independent of where the strings differ (for MACs).

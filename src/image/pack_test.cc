@@ -111,7 +111,7 @@ TEST_P(PackRoundTripTest, RoundTrip) {
     EXPECT_EQ(s.name, "stream-" + std::to_string(i));
     std::string stored = fs::ReadFile(StreamPath(i)).value();
     EXPECT_EQ(s.stored_bytes, stored.size());
-    EXPECT_EQ(s.digest, Blake3Hex(stored));
+    EXPECT_EQ(s.digest, DigestHex(Digest::kBlake3, stored));
     if (codec == Codec::kNone) {
       EXPECT_EQ(s.raw_bytes, s.stored_bytes);
     }
