@@ -20,13 +20,12 @@ namespace cedana::image {
 Result<ChunkIndex> ReadVerifiedIndex(storage::CheckpointStore& store,
                                      const storage::CheckpointRef& ref, const ChunkIndexInfo& want);
 
-// One chunk of ref's label, decoded and checked against its name, the hex `digest` (the
-// manifest's) of its bytes. kAborted "chunk <digest> of
-// label <label>: checksum mismatch (...)" for an altered chunk, the store's kNotFound naming it
-// for a missing one.
+// One chunk of ref's label, decoded and checked against its name: the hex of its bytes'
+// `algorithm` digest (the manifest's). kAborted "chunk <digest> of label <label>: checksum
+// mismatch (...)" for an altered chunk, the store's kNotFound naming it for a missing one.
 Result<std::string> ReadVerifiedChunk(storage::CheckpointStore& store,
                                       const storage::CheckpointRef& ref, const ChunkEntry& chunk,
-                                      Digest digest);
+                                      Digest algorithm);
 
 // Writes every pages image of `manifest`'s chunk index into `images_dir` with `threads`
 // threads. kAborted "chunk <digest> of <label>: checksum mismatch" for an altered chunk, the
