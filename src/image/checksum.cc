@@ -23,16 +23,6 @@ std::string DigestHex(Digest digest, std::string_view data) {
 
 std::string Sha256Hex(std::string_view data) { return DigestHex(Digest::kSha256, data); }
 
-std::string_view DigestName(Digest digest) {
-  return digest == Digest::kBlake3 ? "blake3" : "sha256";
-}
-
-std::optional<Digest> ParseDigest(std::string_view name) {
-  if (name == "blake3") return Digest::kBlake3;
-  if (name == "sha256") return Digest::kSha256;
-  return std::nullopt;
-}
-
 Hasher::Hasher(Digest digest) {
   if (digest == Digest::kBlake3) {
     blake3_ = std::make_unique<Blake3>();

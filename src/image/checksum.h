@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/named_values.h"
+
 typedef struct evp_md_ctx_st EVP_MD_CTX;
 
 namespace cedana::image {
@@ -24,8 +26,12 @@ enum class Digest { kSha256, kBlake3 };
 // from CRIU.
 inline constexpr Digest kNewDigest = Digest::kBlake3;
 
-std::string_view DigestName(Digest digest);  // "sha256", "blake3"
-std::optional<Digest> ParseDigest(std::string_view name);
+inline constexpr NamedValue<Digest> kDigestNames[] = {{"sha256", Digest::kSha256},
+                                                      {"blake3", Digest::kBlake3}};
+inline std::string_view DigestName(Digest digest) { return NameOf(kDigestNames, digest); }
+inline std::optional<Digest> ParseDigest(std::string_view name) {
+  return ValueNamed(kDigestNames, name);
+}
 
 // A streaming digest of the algorithm given (SHA-256 by OpenSSL, with SHA-NI where the CPU has
 // it).

@@ -96,6 +96,14 @@ class Fields {
     return OkStatus();
   }
 
+  // A required hex digest: 64 lowercase hex digits (SHA-256 and BLAKE3 alike).
+  Status HexDigest(const char* key, std::string* out) const {
+    CEDANA_RETURN_IF_ERROR(String(key, true, out));
+    if (out->size() != 64 || out->find_first_not_of("0123456789abcdef") != std::string::npos)
+      return Bad(key, "64 lowercase hex digits");
+    return OkStatus();
+  }
+
   template <typename T>
   Status Int(const char* key, bool required, T* out) const {
     auto it = obj_.find(key);
@@ -128,11 +136,6 @@ class Fields {
   std::string prefix_;
 };
 
-// SHA-256 and BLAKE3 (256-bit output) alike.
-bool IsHexDigest(const std::string& s) {
-  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
-}
-
 Status ParseStreams(const json& obj, Manifest* m) {
   auto it = obj.find("streams");
   if (it == obj.end()) return InvalidArgumentError("manifest field streams is missing");
@@ -152,15 +155,12 @@ Status ParseStreams(const json& obj, Manifest* m) {
     if (info.name != fmt::format("stream-{}", i)) return f.Bad("name", "stream-<index>");
     CEDANA_RETURN_IF_ERROR(f.Int("raw_bytes", true, &info.raw_bytes));
     CEDANA_RETURN_IF_ERROR(f.Int("stored_bytes", true, &info.stored_bytes));
-    CEDANA_RETURN_IF_ERROR(f.String(digest_key.c_str(), true, &info.digest));
-    if (!IsHexDigest(info.digest)) return f.Bad(digest_key.c_str(), "64 lowercase hex digits");
+    CEDANA_RETURN_IF_ERROR(f.HexDigest(digest_key.c_str(), &info.digest));
     if (auto head = s.find("head"); head != s.end()) {
       if (!head->is_object()) return f.Bad("head", "an object");
       Fields h(*head, prefix + "head.");
       CEDANA_RETURN_IF_ERROR(h.Int("raw_bytes", true, &info.head.raw_bytes));
-      CEDANA_RETURN_IF_ERROR(h.String(digest_key.c_str(), true, &info.head.digest));
-      if (!IsHexDigest(info.head.digest))
-        return h.Bad(digest_key.c_str(), "64 lowercase hex digits");
+      CEDANA_RETURN_IF_ERROR(h.HexDigest(digest_key.c_str(), &info.head.digest));
       if (info.head.raw_bytes > info.raw_bytes)
         return h.Bad("raw_bytes", "at most the stream's raw_bytes");
     }
@@ -188,8 +188,7 @@ Status ParseChunkIndexInfo(const json& obj, Manifest* m) {
   Fields f(*it, "chunk_index.");
   ChunkIndexInfo c;
   CEDANA_RETURN_IF_ERROR(f.Int("bytes", true, &c.bytes));
-  CEDANA_RETURN_IF_ERROR(f.String("sha256", true, &c.sha256));
-  if (!IsHexDigest(c.sha256)) return f.Bad("sha256", "64 lowercase hex digits");
+  CEDANA_RETURN_IF_ERROR(f.HexDigest("sha256", &c.sha256));
   CEDANA_RETURN_IF_ERROR(f.Int("chunks", true, &c.chunks));
   CEDANA_RETURN_IF_ERROR(f.Int("raw_bytes", true, &c.raw_bytes));
   CEDANA_RETURN_IF_ERROR(f.Int("new_chunks", true, &c.new_chunks));
@@ -212,7 +211,7 @@ Status ParseFields(const json& obj, Manifest* m) {
     std::string digest;
     CEDANA_RETURN_IF_ERROR(f.String("digest", true, &digest));
     std::optional<Digest> parsed = ParseDigest(digest);
-    if (!parsed) return f.Bad("digest", "\"blake3\" or \"sha256\"");
+    if (!parsed) return f.Bad("digest", ("one of " + ValueNames(kDigestNames)).c_str());
     m->digest = *parsed;
   }
   CEDANA_RETURN_IF_ERROR(f.String("id", true, &m->id));
