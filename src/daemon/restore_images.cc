@@ -43,6 +43,12 @@ class ServedImages : public engine::ImageSource {
     AsFileUser as(uid_, gid_);
     return unpack_->Send(name, pipe_fd);
   }
+  Result<std::optional<engine::InPlaceFile>> InPlace(const std::string& name) override {
+    AsFileUser as(uid_, gid_);
+    CEDANA_ASSIGN_OR_RETURN(std::optional<image::InPlaceImage> image, unpack_->InPlace(name));
+    if (!image) return std::optional<engine::InPlaceFile>();
+    return std::make_optional(engine::InPlaceFile{std::move(image->file), image->offset});
+  }
 
  private:
   image::DirectRestoreSource* unpack_;
@@ -89,9 +95,12 @@ class Images : public RestoreImages {
   Status Verified() override {
     Status verified = unpack_->Finish();
     server_->Stop();
+    images_in_place_ = server_->ImagesInPlace();
     unpack_.reset();
     return verified;
   }
+
+  size_t ImagesInPlace() const override { return images_in_place_; }
 
   Status Failure() const override { return unpack_ ? unpack_->Failure() : OkStatus(); }
 
@@ -136,6 +145,7 @@ class Images : public RestoreImages {
   std::unique_ptr<image::DirectRestoreSource> unpack_;
   std::unique_ptr<ServedImages> served_;
   std::unique_ptr<engine::ImageServe> server_;
+  size_t images_in_place_ = 0;
 };
 
 }  // namespace

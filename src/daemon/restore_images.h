@@ -34,6 +34,8 @@ class RestoreImages {
   virtual Status Serve(std::optional<std::pair<uid_t, gid_t>> criu_user) = 0;
   // Direct: the rest of every stream is read and verified; the server is stopped.
   virtual Status Verified() = 0;
+  // Direct: how many images CRIU read in place from the stored streams (not through a pipe).
+  virtual size_t ImagesInPlace() const = 0;
   // The error that stopped the unpack by itself, else OK: why CRIU found no more data.
   virtual Status Failure() const = 0;
   // Stops what is still being unpacked and served. Idempotent; the destructor calls it.

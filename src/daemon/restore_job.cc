@@ -284,9 +284,12 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool direct) {
   // "unpack": verifying and unpacking the streams, and the rest of "total" is mostly CRIU's;
   // "direct, heads": until CRIU could start, and "total" includes the rest of the unpack.
   auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
-  log::Info("restore: checkpoint {} restored as workload {} (pid {}, {} {} ms, total {} ms{})",
+  // "read in place": pages images CRIU read from the stored streams itself (no pipe).
+  const size_t in_place = spec.direct_restore ? images->ImagesInPlace() : 0;
+  log::Info("restore: checkpoint {} restored as workload {} (pid {}, {} {} ms, total {} ms{}{})",
             m.id, spec.id, started->pid, spec.direct_restore ? "direct, heads" : "unpack",
             ms(unpacked - began), ms(std::chrono::steady_clock::now() - began),
+            in_place > 0 ? fmt::format(", {} images read in place", in_place) : "",
             storage::StreamMemoryNote(store_));
   RestoreOutcome outcome;
   outcome.workload_id = spec.id;

@@ -66,11 +66,27 @@ Status ImageServe::ServeLoop() {
     if (size > kMaxRequest) return AbortedError("criu sent an oversized image request");
     std::string request(size, '\0');
     CEDANA_RETURN_IF_ERROR(RecvExact(conn.get(), request.data(), size, &fds));
-    CEDANA_ASSIGN_OR_RETURN(std::string name, ParseFileRequest(request));
+    CEDANA_ASSIGN_OR_RETURN(FileRequest file, ParseFileRequest(request));
+    const std::string& name = file.name;
     Result<bool> exists = source_->Has(name);
     // An error (the unpack failed) answers "no such file": CRIU fails on its own then.
     if (!exists.has_value()) log::Warn("engine: image {}: {}", name, exists.error().ToString());
     bool found = exists.has_value() && *exists;
+    if (found && file.reads_in_place) {
+      auto in_place = source_->InPlace(name);
+      // An error leaves the pipe: slower, as correct.
+      if (!in_place.has_value())
+        log::Warn("engine: image {} in place: {}", name, in_place.error().ToString());
+      if (in_place.has_value() && in_place->has_value()) {
+        const InPlaceFile& at = **in_place;
+        log::Debug("engine: criu reads {} in place from offset {}", name, at.offset);
+        CEDANA_RETURN_IF_ERROR(SendFileReply(conn.get(), true, at.offset));
+        CEDANA_RETURN_IF_ERROR(SendFileToRead(conn.get(), at.file.get()));
+        std::lock_guard lock(mu_);
+        in_place_.insert(name);
+        continue;
+      }
+    }
     CEDANA_RETURN_IF_ERROR(SendFileReply(conn.get(), found));
     if (!found) continue;
     char dummy;
@@ -100,6 +116,11 @@ void ImageServe::Stop() {
     senders.swap(senders_);
   }
   for (std::thread& t : senders) t.join();
+}
+
+size_t ImageServe::ImagesInPlace() {
+  std::lock_guard lock(mu_);
+  return in_place_.size();
 }
 
 }  // namespace cedana::engine

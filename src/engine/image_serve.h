@@ -4,16 +4,20 @@
 // sends one byte carrying a pipe's write end (SCM_RIGHTS), into which the file's bytes go, then
 // the pipe is closed. Requests come one at a time (CRIU serializes them), but CRIU reads the
 // pipes at its own pace, so every file is sent on its own thread. A send that fails is logged
-// only: whether CRIU restored is CRIU's answer.
+// only: whether CRIU restored is CRIU's answer. Our CRIU build (its patch 0008) says in each
+// request that it can read a file in place: when the source has the image lying in a regular
+// file, CRIU gets that file and the offset instead of sending a pipe.
 //
 // One ImageServe per restore. Thread-safe: the serving threads are internal.
 #pragma once
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -24,6 +28,12 @@
 
 namespace cedana::engine {
 
+// A regular file, open for reading, in which an image starts at `offset`.
+struct InPlaceFile {
+  UniqueFd file;
+  uint64_t offset = 0;
+};
+
 // Where the served image files come from. Called from ImageServe's threads.
 class ImageSource {
  public:
@@ -32,6 +42,11 @@ class ImageSource {
   virtual Result<bool> Has(const std::string& name) = 0;
   // Writes the whole image into `pipe_fd` (ImageServe closes it afterwards).
   virtual Status Send(const std::string& name, int pipe_fd) = 0;
+  // Where CRIU can read the existing image in place; nullopt: send it through a pipe. The same
+  // answer for the same name. Default: always the pipe.
+  virtual Result<std::optional<InPlaceFile>> InPlace(const std::string& name) {
+    return std::optional<InPlaceFile>();
+  }
 };
 
 inline constexpr const char* kStreamerServeSocket = "streamer-serve.sock";
@@ -50,6 +65,8 @@ class ImageServe {
   // Ends the connection and waits for every send (each ends when its file is complete or CRIU
   // closed its pipe: call it once CRIU exited and the source will not stall).
   void Stop();
+  // How many images (by name) CRIU was given to read in place.
+  size_t ImagesInPlace();
 
  private:
   ImageServe(std::string socket_path, UniqueFd listen_fd, UniqueFd wake_read, UniqueFd wake_write,
@@ -63,6 +80,7 @@ class ImageServe {
   std::thread thread_;
   std::mutex mu_;
   std::vector<std::thread> senders_;  // guarded by mu_
+  std::set<std::string> in_place_;    // guarded by mu_
 };
 
 }  // namespace cedana::engine

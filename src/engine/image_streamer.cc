@@ -110,7 +110,8 @@ Status ImageCapture::ServeLoop() {
       char dummy;
       CEDANA_RETURN_IF_ERROR(RecvExact(conn.get(), &dummy, 1, &fds));
       if (fds.empty()) return AbortedError("criu sent an image file without its pipe");
-      CEDANA_ASSIGN_OR_RETURN(std::string name, ParseFileRequest(request));
+      CEDANA_ASSIGN_OR_RETURN(FileRequest file, ParseFileRequest(request));
+      std::string name = std::move(file.name);
       OpenImage im{std::move(fds.front()), 0, name};
       fds.pop_front();
       ::fcntl(im.pipe.get(), F_SETPIPE_SZ, kPipeSize);  // best effort

@@ -67,8 +67,9 @@ Status RecvExact(int sock, void* data, size_t size, std::deque<UniqueFd>* fds) {
   return OkStatus();
 }
 
-Result<std::string> ParseFileRequest(const std::string& b) {
+Result<FileRequest> ParseFileRequest(const std::string& b) {
   std::optional<std::string> name;
+  bool reads_in_place = false;
   size_t i = 0;
   auto varint = [&](uint64_t* v) {
     *v = 0;
@@ -83,25 +84,60 @@ Result<std::string> ParseFileRequest(const std::string& b) {
     uint64_t key = 0, v = 0;
     if (!varint(&key)) break;
     int wire = static_cast<int>(key & 7);
-    if (wire == 0 && varint(&v)) continue;
+    if (wire == 0 && varint(&v)) {
+      if ((key >> 3) == 2) reads_in_place = v != 0;
+      continue;
+    }
     if (wire != 2 || !varint(&v) || v > b.size() - i) break;
     if ((key >> 3) == 1) name = b.substr(i, v);
     i += v;
   }
   if (i != b.size() || !name) return AbortedError("criu sent a malformed image streamer request");
-  return *name;
+  return FileRequest{*name, reads_in_place};
 }
 
-Status SendFileReply(int sock, bool exists) {
-  // u32 size 2, then field 1 (varint) = exists.
-  const unsigned char reply[] = {2, 0, 0, 0, 0x08, static_cast<unsigned char>(exists ? 1 : 0)};
-  for (size_t off = 0; off < sizeof reply;) {
-    ssize_t n = ::send(sock, reply + off, sizeof reply - off, MSG_NOSIGNAL);
+Status SendFileReply(int sock, bool exists, std::optional<uint64_t> in_place_offset) {
+  // A u32 size, then field 1 (varint) = exists and maybe field 2 (varint) = in_place_offset.
+  std::string message = {0x08, static_cast<char>(exists ? 1 : 0)};
+  if (in_place_offset) {
+    message.push_back(0x10);
+    uint64_t v = *in_place_offset;
+    for (; v >= 0x80; v >>= 7) message.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    message.push_back(static_cast<char>(v));
+  }
+  const uint32_t size = static_cast<uint32_t>(message.size());
+  std::string reply(4, '\0');
+  for (int i = 0; i < 4; ++i) reply[i] = static_cast<char>((size >> (8 * i)) & 0xff);
+  reply += message;
+  for (size_t off = 0; off < reply.size();) {
+    ssize_t n = ::send(sock, reply.data() + off, reply.size() - off, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return ErrnoStatus(errno, "answering criu's image request");
     off += static_cast<size_t>(n);
   }
   return OkStatus();
+}
+
+Status SendFileToRead(int sock, int fd) {
+  char byte = 0;
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  for (;;) {
+    ssize_t n = ::sendmsg(sock, &msg, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus(errno, "passing criu an image file to read in place");
+    return OkStatus();
+  }
 }
 
 }  // namespace cedana::engine

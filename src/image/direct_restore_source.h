@@ -5,11 +5,20 @@
 // Thread-safe: Has/Send run on the image server's threads, the rest on the caller's.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "common/result.h"
+#include "common/unique_fd.h"
 
 namespace cedana::image {
+
+// An image lying whole in a stored file, from `offset`: CRIU may read it there in place.
+struct InPlaceImage {
+  UniqueFd file;  // its own open file description, read-only
+  uint64_t offset = 0;
+};
 
 class DirectRestoreSource {
  public:
@@ -35,6 +44,13 @@ class DirectRestoreSource {
   // Writes the image `name` into `pipe_fd` up to its end; kAborted when CRIU closed the pipe
   // early or the source failed or was cancelled.
   virtual Status Send(const std::string& name, int pipe_fd) = 0;
+  // Where CRIU can read the existing image `name` in place instead of through Send(), if it
+  // can: the same answer for the same name every time (CRIU opens a pages image twice, and
+  // reads it by offset the second time). Nothing is verified there yet: only Finish() says the
+  // bytes were. Default: nowhere.
+  virtual Result<std::optional<InPlaceImage>> InPlace(const std::string& name) {
+    return std::optional<InPlaceImage>();
+  }
 };
 
 }  // namespace cedana::image

@@ -25,15 +25,16 @@ class DirectUnpack::Follower : public ExtractObserver {
   // CRIU reads the head's images once they are verified, while the tail is still arriving and
   // is verified only at the stream's end: an entry there that is not memory pages could rewrite
   // an image CRIU already trusts (a core image's credentials). Only pages may follow the head.
-  Status Admit(const std::string& file, uint64_t, uint64_t archive_position) override {
-    if (archive_position < head_bytes_ || IsPagesImage(file)) {
-      entry_data_at_ = archive_position + kTarBlockSize;
+  Status Admit(const TarEntryHeader& entry) override {
+    if (entry.position < head_bytes_ || IsPagesImage(entry.file)) {
+      entry_data_at_ = entry.position + kTarBlockSize;
+      entry_whole_ = !entry.part_offset.has_value();
       return OkStatus();
     }
     return AbortedError(fmt::format(
         "stream-{}: {} comes after the stream's verified head, where only memory pages may be "
         "(the stored stream was altered)",
-        index_, file));
+        index_, entry.file));
   }
 
   // Pages stay in the stored file when there is one (the stream is not compressed).
@@ -57,6 +58,7 @@ class DirectUnpack::Follower : public ExtractObserver {
     if (has_stored_file_) {
       part.stream = index_;
       part.stored_at = entry_data_at_;
+      part.whole_file = entry_whole_;
     }
     owner_->pages_[file].emplace(offset, part);
     owner_->changed_.notify_all();
@@ -75,6 +77,7 @@ class DirectUnpack::Follower : public ExtractObserver {
   bool has_stored_file_ = false;  // this stream's thread only
   uint64_t entry_offset_ = 0;
   uint64_t entry_data_at_ = 0;  // where the admitted entry's bytes start in the archive
+  bool entry_whole_ = false;    // the admitted entry is a whole file
 };
 
 DirectUnpack::DirectUnpack(const Manifest& manifest, std::string images_dir, ProgressFn progress)
@@ -234,6 +237,28 @@ Status DirectUnpack::Send(const std::string& name, int pipe_fd) {
     CEDANA_RETURN_IF_ERROR(SendPages(name, pipe_fd, &sent, ready, &in_images_dir));
     if (complete) return OkStatus();
   }
+}
+
+Result<std::optional<InPlaceImage>> DirectUnpack::InPlace(const std::string& name) {
+  if (!IsPagesImage(name)) return std::optional<InPlaceImage>();
+  int stored = -1;
+  uint64_t offset = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = pages_.find(name);
+    if (it == pages_.end() || it->second.size() != 1) return std::optional<InPlaceImage>();
+    const auto& [file_offset, part] = *it->second.begin();
+    if (file_offset != 0 || part.stream < 0 || !part.whole_file)
+      return std::optional<InPlaceImage>();
+    stored = stored_files_[part.stream].get();
+    offset = part.stored_at;
+  }
+  // Opened again: the stream's thread reads on through its own file position, and CRIU moves
+  // the one it gets. The stored file stays open until destruction, so its fd is still this one.
+  std::string path = fmt::format("/proc/self/fd/{}", stored);
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoStatus(errno, "opening the stored stream of " + name + " again");
+  return std::optional<InPlaceImage>(InPlaceImage{std::move(fd), offset});
 }
 
 Status DirectUnpack::SendPages(const std::string& name, int pipe_fd, uint64_t* sent, uint64_t end,

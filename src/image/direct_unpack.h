@@ -13,8 +13,9 @@
 // uncompressed in a local file are not written into the images dir at all: the stream's thread
 // reads (and hashes) them, and Send() hands CRIU the same bytes from the stored file through the
 // same open file description, so a restore of memory that does not compress makes no second copy
-// of it (CompleteImagesDir() writes them out for a plain restore). Thread-safe: Send/Has run on
-// the image server's threads, the rest on the caller's.
+// of it (CompleteImagesDir() writes them out for a plain restore). A pages image stored whole in
+// one such entry, InPlace() hands CRIU to read there itself, as from an images dir.
+// Thread-safe: Send/Has/InPlace run on the image server's threads, the rest on the caller's.
 #pragma once
 
 #include <condition_variable>
@@ -68,6 +69,9 @@ class DirectUnpack : public DirectRestoreSource {
   // Writes the image `name` into `pipe_fd` (made non-blocking) as its bytes arrive, up to its
   // end; kAborted when CRIU closed the pipe early or the unpack failed or was cancelled.
   Status Send(const std::string& name, int pipe_fd) override;
+  // A pages image that one stream stored uncompressed in one entry (the whole file, not parts):
+  // its stored file, opened again, and where the image starts in it. Call after Has().
+  Result<std::optional<InPlaceImage>> InPlace(const std::string& name) override;
 
  private:
   class Follower;
@@ -105,9 +109,10 @@ class DirectUnpack : public DirectRestoreSource {
   std::vector<Position> positions_;  // per stream; guarded by mu_
   // A part of a pages file: in the images dir, or left in a stream's stored file.
   struct Part {
-    uint64_t bytes = 0;      // arrived so far
-    int stream = -1;         // >= 0: left in stored_files_[stream], ...
-    uint64_t stored_at = 0;  // ... from this offset of it
+    uint64_t bytes = 0;       // arrived so far
+    int stream = -1;          // >= 0: left in stored_files_[stream], ...
+    uint64_t stored_at = 0;   // ... from this offset of it
+    bool whole_file = false;  // the entry holds the whole file (not a part of it)
   };
   // pages file -> (part offset -> part); guarded by mu_
   std::map<std::string, std::map<uint64_t, Part>> pages_;

@@ -265,8 +265,11 @@ Result<std::vector<std::string>> TarReader::ExtractAll(const std::string& dir) {
     uint64_t offset = 0;
     bool part = ParsePartName(name, &base, &offset);
     if (part) CEDANA_RETURN_IF_ERROR(CheckName(base));
-    if (observer_)
-      CEDANA_RETURN_IF_ERROR(observer_->Admit(part ? base : name, offset, entry_position));
+    if (observer_) {
+      TarEntryHeader entry{part ? base : name, std::nullopt, size, entry_position};
+      if (part) entry.part_offset = offset;
+      CEDANA_RETURN_IF_ERROR(observer_->Admit(entry));
+    }
     if (part) {
       CEDANA_RETURN_IF_ERROR(ExtractFile(dir, base, size, static_cast<uint32_t>(mode), offset));
     } else {

@@ -65,6 +65,14 @@ class TarWriter {
   std::vector<char> buf_;
 };
 
+// An entry of an archive being extracted, as its header describes it.
+struct TarEntryHeader {
+  std::string file;                     // the file it holds bytes of (a part's file)
+  std::optional<uint64_t> part_offset;  // a part (TarPartName): where its bytes go in the file
+  uint64_t size = 0;                    // its bytes
+  uint64_t position = 0;                // where its header starts in the archive
+};
+
 // Follows an extraction as it happens (a direct restore serves files while they are written).
 // Called on the extracting thread.
 class ExtractObserver {
@@ -74,12 +82,9 @@ class ExtractObserver {
   virtual void EntryStarted(const std::string& file, uint64_t offset) = 0;
   // After `size` bytes of `file` at `offset` were written.
   virtual void Wrote(const std::string& file, uint64_t offset, uint64_t size) = 0;
-  // Before anything of an entry is written: whether `file` (a part's file, from `offset`) may
-  // be, given that its tar header starts `archive_position` bytes into the archive. An error
-  // stops the extraction with it. Default: every entry.
-  virtual Status Admit(const std::string& file, uint64_t offset, uint64_t archive_position) {
-    return OkStatus();
-  }
+  // Before anything of an entry is written: whether it may be. An error stops the extraction
+  // with it. Default: every entry.
+  virtual Status Admit(const TarEntryHeader& entry) { return OkStatus(); }
   // Whether the bytes of an admitted entry of `file` stay in the archive instead of being
   // written into the dir: they are read all the same (whatever hashes the archive sees them),
   // and EntryStarted/Wrote follow them as if written. The observer then serves them from the
