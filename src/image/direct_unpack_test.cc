@@ -158,6 +158,55 @@ TEST_P(StoredPagesTest, CompletingTheImagesDirWritesEveryPage) {
 INSTANTIATE_TEST_SUITE_P(Codecs, StoredPagesTest, ::testing::Values(Codec::kNone, Codec::kZstd),
                          [](const auto& info) { return std::string(CodecName(info.param)); });
 
+// A pages image that one uncompressed stream holds whole, CRIU reads in place: the file handed
+// over holds the image's bytes from the offset given, and has a file position of its own.
+TEST_F(DirectUnpackTest, WholePagesImagesOfAnUncompressedStreamAreReadInPlace) {
+  Manifest m = Pack(Codec::kNone, 1);
+  auto unpack = DirectUnpack::Start(store_, ref_, m, restored_);
+  ASSERT_TRUE(unpack.has_value()) << unpack.error().ToString();
+  DirectUnpack& u = **unpack;
+  ASSERT_TRUE(u.WaitForHeads().ok());
+  for (const char* name : {"pages-1.img", "pages-2.img"}) {
+    ASSERT_EQ(u.Has(name).value(), true);
+    auto first = u.InPlace(name);
+    ASSERT_TRUE(first.has_value()) << first.error().ToString();
+    ASSERT_TRUE(first->has_value()) << name << " is not read in place";
+    const InPlaceImage& at = **first;
+    const std::string& want = ImageFiles().at(name);
+    std::string got(want.size(), '\0');
+    ASSERT_EQ(::pread(at.file.get(), got.data(), got.size(), static_cast<off_t>(at.offset)),
+              static_cast<ssize_t>(got.size()));
+    EXPECT_TRUE(got == want) << name << " differs at its offset " << at.offset;
+    EXPECT_EQ(::lseek(at.file.get(), 0, SEEK_CUR), 0) << "the file position is shared";
+    auto again = u.InPlace(name);  // CRIU opens a pages image twice
+    ASSERT_TRUE(again.has_value() && again->has_value());
+    EXPECT_EQ((*again)->offset, at.offset);
+  }
+  EXPECT_FALSE(u.InPlace("core-1.img").value().has_value());
+  EXPECT_TRUE(u.Finish().ok());
+}
+
+// Pages in parts spread over streams, or compressed, have no place to be read from: the pipe.
+TEST_F(DirectUnpackTest, PagesInPartsOrCompressedAreNotReadInPlace) {
+  for (auto [codec, streams] : {std::pair{Codec::kNone, 3}, std::pair{Codec::kZstd, 1}}) {
+    SCOPED_TRACE(std::string(CodecName(codec)) + " x" + std::to_string(streams));
+    ref_.id = "c-" + std::string(CodecName(codec));
+    Manifest m = Pack(codec, streams);
+    std::string dir = tmp_.Sub("restored-" + ref_.id);
+    ASSERT_TRUE(fs::MakeDirs(dir, 0700).ok());
+    auto unpack = DirectUnpack::Start(store_, ref_, m, dir);
+    ASSERT_TRUE(unpack.has_value()) << unpack.error().ToString();
+    ASSERT_TRUE((*unpack)->WaitForHeads().ok());
+    for (const char* name : {"pages-1.img", "pages-2.img"}) {
+      ASSERT_EQ((*unpack)->Has(name).value(), true);
+      auto at = (*unpack)->InPlace(name);
+      ASSERT_TRUE(at.has_value()) << at.error().ToString();
+      EXPECT_FALSE(at->has_value()) << name;
+    }
+    EXPECT_TRUE((*unpack)->Finish().ok());
+  }
+}
+
 // What is served is what the stream's thread hashed: the file it opened, not whatever is at its
 // path by the time CRIU asks.
 TEST_F(DirectUnpackTest, PagesComeFromTheFileThatWasVerified) {

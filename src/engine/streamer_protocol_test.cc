@@ -1,0 +1,92 @@
+#include "engine/streamer_protocol.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "common/unique_fd.h"
+
+namespace cedana::engine {
+namespace {
+
+// img_streamer_request_entry's wire bytes: filename (field 1), maybe reads_in_place (field 2).
+std::string Request(const std::string& name, int reads_in_place = -1) {
+  std::string b = {0x0a, static_cast<char>(name.size())};
+  b += name;
+  if (reads_in_place >= 0) b += {0x10, static_cast<char>(reads_in_place)};
+  return b;
+}
+
+std::string ReadAll(int fd) {
+  std::string out;
+  char buf[64];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<size_t>(n));
+  return out;
+}
+
+TEST(StreamerProtocolTest, RequestsSayWhetherCriuReadsInPlace) {
+  auto plain = ParseFileRequest(Request("pages-1.img"));
+  ASSERT_TRUE(plain.has_value()) << plain.error().ToString();
+  EXPECT_EQ(plain->name, "pages-1.img");
+  EXPECT_FALSE(plain->reads_in_place);
+  EXPECT_TRUE(ParseFileRequest(Request("pages-1.img", 1)).value().reads_in_place);
+  EXPECT_FALSE(ParseFileRequest(Request("pages-1.img", 0)).value().reads_in_place);
+  EXPECT_FALSE(ParseFileRequest(Request("pages-1.img").substr(0, 5)).has_value());
+  EXPECT_FALSE(ParseFileRequest(std::string{0x10, 0x01}).has_value()) << "no file name";
+}
+
+TEST(StreamerProtocolTest, RepliesCarryTheOffsetOnlyWhenGiven) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  UniqueFd ours(sv[0]), criu(sv[1]);
+  ASSERT_TRUE(SendFileReply(ours.get(), false).ok());
+  ASSERT_TRUE(SendFileReply(ours.get(), true).ok());
+  // 241664 = 0x3b000: varint 0x80 0xe0 0x0e.
+  ASSERT_TRUE(SendFileReply(ours.get(), true, 241664).ok());
+  ours.Reset();
+  const std::string want = {2, 0, 0, 0, 0x08, 0,  //
+                            2, 0, 0, 0, 0x08, 1,  //
+                            6, 0, 0, 0, 0x08, 1, 0x10, '\x80', '\xe0', '\x0e'};
+  EXPECT_EQ(ReadAll(criu.get()), want);
+}
+
+TEST(StreamerProtocolTest, TheFileToReadArrivesAsCriusRecvFdExpectsIt) {
+  int sv[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+  UniqueFd ours(sv[0]), criu(sv[1]);
+  FILE* tmp = std::tmpfile();
+  ASSERT_NE(tmp, nullptr);
+  ASSERT_TRUE(SendFileToRead(ours.get(), ::fileno(tmp)).ok());
+  // One byte carrying one descriptor (CRIU's recv_fd()).
+  char byte = 1;
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ASSERT_EQ(::recvmsg(criu.get(), &msg, MSG_CMSG_CLOEXEC), 1);
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(c->cmsg_type, SCM_RIGHTS);
+  int fd;
+  std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  UniqueFd got(fd);
+  struct stat a {
+  }, b{};
+  ASSERT_EQ(::fstat(got.get(), &a), 0);
+  ASSERT_EQ(::fstat(::fileno(tmp), &b), 0);
+  EXPECT_EQ(a.st_ino, b.st_ino);
+  EXPECT_EQ(a.st_dev, b.st_dev);
+  std::fclose(tmp);
+}
+
+}  // namespace
+}  // namespace cedana::engine
