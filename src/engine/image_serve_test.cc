@@ -1,6 +1,7 @@
 #include "engine/image_serve.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -47,6 +48,9 @@ class FakeCriu {
     addr.sun_family = AF_UNIX;
     std::strncpy(addr.sun_path, socket.c_str(), sizeof addr.sun_path - 1);
     connected_ = ::connect(sock_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    // A server that answers otherwise than expected fails the test instead of hanging it.
+    timeval timeout{5, 0};
+    ::setsockopt(sock_.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   }
   bool connected() const { return connected_; }
 
@@ -81,9 +85,12 @@ class FakeCriu {
     write_end.Reset();
     std::string out;
     char buf[64];
-    for (ssize_t n; (n = ::read(read_end.get(), buf, sizeof buf)) > 0;)
+    for (pollfd p{read_end.get(), POLLIN, 0}; ::poll(&p, 1, 5000) == 1;) {
+      ssize_t n = ::read(read_end.get(), buf, sizeof buf);
+      if (n <= 0) return out;
       out.append(buf, static_cast<size_t>(n));
-    return out;
+    }
+    return out + " (timed out)";
   }
 
  private:

@@ -120,7 +120,7 @@ reader() {
 }
 
 # --- direct restore: a tail entry that rewrites a core image CRIU already trusts ---------------
-for round in stream-control stream-attack; do
+for round in stream-control stream-attack pages-attack; do
   ck=$(reader $round)
   check "$round: alice dumps her reader" test -n "$ck"
   if [ $round = stream-attack ]; then
@@ -149,9 +149,33 @@ EOF
     check "stream attack: the plain retry refused the stream too (checksum mismatch)" \
       grep -q "after a full unpack failed too: .*checksum mismatch" "$T/$round.restore"
     check "stream attack: nothing was restored" nothing_running
+  elif [ $round = pages-attack ]; then
+    # A byte of the first pages image changed in place (the same file, as alice can). CRIU reads
+    # those pages in place (see the control round) and is done before the stream's hash reaches
+    # its end; the tree it left stopped is killed then. (Through a pipe, the hash fails first and
+    # CRIU stops: "direct restore stopped before CRIU could finish".)
+    dir=$(checkpoint_path "$ck")
+    as_alice python3 - "$dir" <<'EOF' || fail "pages attack: could not alter the stream"
+import json, sys
+d = sys.argv[1]
+head = json.load(open(d + "/manifest.json"))["streams"][0]["head"]["raw_bytes"]
+with open(d + "/stream-0", "r+b") as f:
+    f.seek(head)
+    assert f.read(6) == b"pages-", "the tail does not start with the pages"
+    f.seek(head + 512 + 100)
+    b = f.read(1)[0]
+    f.seek(head + 512 + 100)
+    f.write(bytes([b ^ 0x20]))
+EOF
+    check "pages attack: the restore is refused" fails_to_restore $round "$ck"
+    check "pages attack: the direct restore's tree was killed before it ran" \
+      grep -q "restored workload .* killed before it ran: .*checksum mismatch" "$T/$round.restore"
+    check "pages attack: nothing was restored" nothing_running
   else
     check "stream control: the restore works" restores $round "$ck"
     check "stream control: it was a direct restore" grep -q "restored as workload .*direct, heads" "$T/daemon.log"
+    check "stream control: alice's CRIU read the pages in place from her stored stream" \
+      grep -q "restored as workload .*direct, heads.* images read in place" "$T/daemon.log"
     go $round
     check "stream control: the restored process reads alice's file" wait_for 10 grep -q "alice reads" "$A/$round.run/seen"
   fi
