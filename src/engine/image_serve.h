@@ -42,8 +42,9 @@ class ImageSource {
   virtual Result<bool> Has(const std::string& name) = 0;
   // Writes the whole image into `pipe_fd` (ImageServe closes it afterwards).
   virtual Status Send(const std::string& name, int pipe_fd) = 0;
-  // Where CRIU can read the existing image in place; nullopt: send it through a pipe. The same
-  // answer for the same name. Default: always the pipe.
+  // Where CRIU can read the existing image in place; nullopt: send it through a pipe. Only for
+  // pages images (CRIU reads them as far as their pagemap says, not to the file's end), and the
+  // same answer for the same name. Default: always the pipe.
   virtual Result<std::optional<InPlaceFile>> InPlace(const std::string& name) {
     return std::optional<InPlaceFile>();
   }

@@ -8,12 +8,14 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "common/unique_fd.h"
+#include "engine/streamer_protocol.h"
 
 namespace cedana::engine {
 namespace {
@@ -40,7 +42,8 @@ class FakeSource : public ImageSource {
   std::string file_;
 };
 
-// CRIU's side of the protocol (criu/img-streamer.c, with our patch 0008).
+// CRIU's side of the protocol (criu/img-streamer.c, with our patch 0008): one byte carrying a
+// descriptor each way, as SendFileToRead and RecvExact move them.
 class FakeCriu {
  public:
   explicit FakeCriu(const std::string& socket) : sock_(::socket(AF_UNIX, SOCK_STREAM, 0)) {
@@ -73,7 +76,10 @@ class FakeCriu {
       uint64_t offset = 0;
       for (size_t i = 3, shift = 0; i < reply.size(); ++i, shift += 7)
         offset |= static_cast<uint64_t>(reply[i] & 0x7f) << shift;
-      UniqueFd file(RecvFd());
+      char byte;
+      std::deque<UniqueFd> fds;
+      if (!RecvExact(sock_.get(), &byte, 1, &fds).ok() || fds.size() != 1) return "no file";
+      UniqueFd file = std::move(fds.front());
       char buf[64] = {};
       ssize_t n = ::pread(file.get(), buf, sizeof buf, static_cast<off_t>(offset));
       return "in place at " + std::to_string(offset) + ": " + std::string(buf, n > 0 ? n : 0);
@@ -81,7 +87,7 @@ class FakeCriu {
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) return "pipe failed";
     UniqueFd read_end(p[0]), write_end(p[1]);
-    SendFd(write_end.get());
+    if (!SendFileToRead(sock_.get(), write_end.get()).ok()) return "pipe not sent";
     write_end.Reset();
     std::string out;
     char buf[64];
@@ -97,39 +103,6 @@ class FakeCriu {
   bool ReadExact(void* data, size_t size) {
     return ::recv(sock_.get(), data, size, MSG_WAITALL) == static_cast<ssize_t>(size);
   }
-  int RecvFd() {
-    char byte;
-    iovec iov{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    if (::recvmsg(sock_.get(), &msg, MSG_CMSG_CLOEXEC) != 1) return -1;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    if (c == nullptr || c->cmsg_type != SCM_RIGHTS) return -1;
-    int fd;
-    std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
-    return fd;
-  }
-  void SendFd(int fd) {
-    char byte = 0;
-    iovec iov{&byte, 1};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    (void)::sendmsg(sock_.get(), &msg, 0);
-  }
-
   UniqueFd sock_;
   bool connected_ = false;
 };

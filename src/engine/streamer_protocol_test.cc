@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstring>
+#include <deque>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -65,26 +65,14 @@ TEST(StreamerProtocolTest, TheFileToReadArrivesAsCriusRecvFdExpectsIt) {
   ASSERT_TRUE(SendFileToRead(ours.get(), ::fileno(tmp)).ok());
   // One byte carrying one descriptor (CRIU's recv_fd()).
   char byte = 1;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ASSERT_EQ(::recvmsg(criu.get(), &msg, MSG_CMSG_CLOEXEC), 1);
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  ASSERT_NE(c, nullptr);
-  ASSERT_EQ(c->cmsg_type, SCM_RIGHTS);
-  int fd;
-  std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
-  UniqueFd got(fd);
-  struct stat a {
-  }, b{};
-  ASSERT_EQ(::fstat(got.get(), &a), 0);
-  ASSERT_EQ(::fstat(::fileno(tmp), &b), 0);
-  EXPECT_EQ(a.st_ino, b.st_ino);
-  EXPECT_EQ(a.st_dev, b.st_dev);
+  std::deque<UniqueFd> fds;
+  ASSERT_TRUE(RecvExact(criu.get(), &byte, 1, &fds).ok());
+  ASSERT_EQ(fds.size(), 1u);
+  struct stat got = {}, sent = {};
+  ASSERT_EQ(::fstat(fds.front().get(), &got), 0);
+  ASSERT_EQ(::fstat(::fileno(tmp), &sent), 0);
+  EXPECT_EQ(got.st_ino, sent.st_ino);
+  EXPECT_EQ(got.st_dev, sent.st_dev);
   std::fclose(tmp);
 }
 
