@@ -266,7 +266,7 @@ Result<std::vector<std::string>> TarReader::ExtractAll(const std::string& dir) {
     bool part = ParsePartName(name, &base, &offset);
     if (part) CEDANA_RETURN_IF_ERROR(CheckName(base));
     if (observer_) {
-      TarEntryHeader entry{part ? base : name, std::nullopt, size, entry_position};
+      TarEntryHeader entry{part ? base : name, std::nullopt, entry_position};
       if (part) entry.part_offset = offset;
       CEDANA_RETURN_IF_ERROR(observer_->Admit(entry));
     }

@@ -69,7 +69,6 @@ class TarWriter {
 struct TarEntryHeader {
   std::string file;                     // the file it holds bytes of (a part's file)
   std::optional<uint64_t> part_offset;  // a part (TarPartName): where its bytes go in the file
-  uint64_t size = 0;                    // its bytes
   uint64_t position = 0;                // where its header starts in the archive
 };
 
