@@ -19,7 +19,8 @@ namespace {
 // busy, and an unpack beside it only slows it down: a direct restore adds a copy through a pipe and
 // gains nothing (1 GiB in 8 processes on 2 cores, 5 restores each: 4.5 s direct, 4.2 s
 // unpacked first, medians). Counted from the heads (pagemap-<id>.img, one per process with
-// memory); not more than the cores, as a job script and its `sleep`, still streams.
+// memory); not more than the cores, as a job script and its `sleep`, still streams. Unless CRIU
+// reads every pages image in place (DirectRestoreSource::AllPagesInPlace): then there is no copy.
 bool CriuUsesEveryCore(const std::string& images_dir) {
   auto names = fs::ListDir(images_dir);
   if (!names.has_value()) return false;
@@ -72,7 +73,8 @@ class Images : public RestoreImages {
           Cancel();
           return heads;
         }
-        if (!CriuUsesEveryCore(setup_.images_dir)) return OkStatus();
+        // Pages read in place cost CRIU no copy: the direct restore only adds the hash beside it.
+        if (unpack_->AllPagesInPlace() || !CriuUsesEveryCore(setup_.images_dir)) return OkStatus();
         Status rest = unpack_->CompleteImagesDir();
         unpack_.reset();
         return rest;  // all unpacked: a plain restore follows

@@ -51,6 +51,9 @@ class DirectRestoreSource {
   virtual Result<std::optional<InPlaceImage>> InPlace(const std::string& name) {
     return std::optional<InPlaceImage>();
   }
+  // Every pages image has a place to be read in (InPlace gives one for each). Call after
+  // WaitForHeads(). Default: no.
+  virtual bool AllPagesInPlace() const { return false; }
 };
 
 }  // namespace cedana::image

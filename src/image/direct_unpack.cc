@@ -261,6 +261,12 @@ Result<std::optional<InPlaceImage>> DirectUnpack::InPlace(const std::string& nam
   return std::optional<InPlaceImage>(InPlaceImage{std::move(fd), offset});
 }
 
+bool DirectUnpack::AllPagesInPlace() const {
+  // With more streams, a pages image larger than a part is spread over them (pack.h).
+  std::lock_guard<std::mutex> lock(mu_);
+  return stored_files_.size() == 1 && stored_files_[0].valid();
+}
+
 Status DirectUnpack::SendPages(const std::string& name, int pipe_fd, uint64_t* sent, uint64_t end,
                                UniqueFd* in_images_dir) {
   while (*sent < end) {

@@ -72,6 +72,8 @@ class DirectUnpack : public DirectRestoreSource {
   // A pages image that one stream stored uncompressed in one entry (the whole file, not parts):
   // its stored file, opened again, and where the image starts in it. Call after Has().
   Result<std::optional<InPlaceImage>> InPlace(const std::string& name) override;
+  // One stream, stored uncompressed in a local file: each pages image is one whole entry of it.
+  bool AllPagesInPlace() const override;
 
  private:
   class Follower;

@@ -183,6 +183,7 @@ TEST_F(DirectUnpackTest, WholePagesImagesOfAnUncompressedStreamAreReadInPlace) {
     EXPECT_EQ((*again)->offset, at.offset);
   }
   EXPECT_FALSE(u.InPlace("core-1.img").value().has_value());
+  EXPECT_TRUE(u.AllPagesInPlace());
   EXPECT_TRUE(u.Finish().ok());
 }
 
@@ -203,6 +204,7 @@ TEST_F(DirectUnpackTest, PagesInPartsOrCompressedAreNotReadInPlace) {
       ASSERT_TRUE(at.has_value()) << at.error().ToString();
       EXPECT_FALSE(at->has_value()) << name;
     }
+    EXPECT_FALSE((*unpack)->AllPagesInPlace());
     EXPECT_TRUE((*unpack)->Finish().ok());
   }
 }

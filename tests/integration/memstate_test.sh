@@ -26,4 +26,13 @@ for codec in none gzip lz4 zstd; do
   done
 done
 roundtrip "memtree-zstd-x4" 256 3 zstd 4
+# More processes than cores: restored from an unpacked images dir, unless CRIU reads every pages
+# image in place (one uncompressed stream in a local dir), which costs it no copy.
+roundtrip "memtree-none-x1" 256 3 none 1
+if [[ $CEDANA_CHECKPOINT_DIR != s3://* ]]; then
+  check "memtree-none-x1: a direct restore, every process's pages read in place" \
+    grep -q "restored as workload .*direct, heads .* 4 images read in place" "$T/daemon.log"
+fi
+check "memtree-zstd-x4: restored after a full unpack (4 processes, 2 cores or fewer)" \
+  bash -c "[ \$(nproc) -gt 2 ] || grep -q 'restored as workload .*(pid [0-9]*, unpack' '$T/daemon.log'"
 finish
