@@ -1,7 +1,8 @@
-# BLAKE3, the digest of new checkpoints' streams and chunks (src/image/checksum.h). Debian 12 packages no
-# C library of it, but its Rust crate's package (librust-blake3-dev, from Debian's archive like
-# everything else; scripts/setup.sh installs it) ships the reference C implementation with its
-# SIMD assembly, which is what the crate itself compiles. We build that into a static library.
+# BLAKE3, the digest of new checkpoints' streams and chunks (src/image/checksum.h). Debian 12
+# packages no C library of it, but its Rust crate's package (librust-blake3-dev, from Debian's
+# archive like everything else; scripts/setup.sh installs it) ships the reference C
+# implementation with its SIMD assembly, which is what the crate itself compiles. We build that
+# into a static library.
 # BLAKE3_SOURCE_DIR may name another copy of the same C sources.
 set(BLAKE3_SOURCE_DIR "" CACHE PATH "Directory with BLAKE3's C sources (blake3.h, blake3.c, ...)")
 if(NOT BLAKE3_SOURCE_DIR)

@@ -19,8 +19,7 @@ namespace {
 // busy, and an unpack beside it only slows it down: a direct restore adds a copy through a pipe and
 // gains nothing (1 GiB in 8 processes on 2 cores, 5 restores each: 4.5 s direct, 4.2 s
 // unpacked first, medians). Counted from the heads (pagemap-<id>.img, one per process with
-// memory); not more than the cores, as a job script and its `sleep`, still streams. Unless CRIU
-// reads every pages image in place (DirectRestoreSource::AllPagesInPlace): then there is no copy.
+// memory); not more than the cores, as a job script and its `sleep`, still streams.
 bool CriuUsesEveryCore(const std::string& images_dir) {
   auto names = fs::ListDir(images_dir);
   if (!names.has_value()) return false;
@@ -97,12 +96,11 @@ class Images : public RestoreImages {
   Status Verified() override {
     Status verified = unpack_->Finish();
     server_->Stop();
-    images_in_place_ = server_->ImagesInPlace();
     unpack_.reset();
     return verified;
   }
 
-  size_t ImagesInPlace() const override { return images_in_place_; }
+  size_t ImagesInPlace() const override { return server_ ? server_->ImagesInPlace() : 0; }
 
   Status Failure() const override { return unpack_ ? unpack_->Failure() : OkStatus(); }
 
@@ -147,7 +145,6 @@ class Images : public RestoreImages {
   std::unique_ptr<image::DirectRestoreSource> unpack_;
   std::unique_ptr<ServedImages> served_;
   std::unique_ptr<engine::ImageServe> server_;
-  size_t images_in_place_ = 0;
 };
 
 }  // namespace

@@ -247,9 +247,8 @@ Result<std::optional<InPlaceImage>> DirectUnpack::InPlace(const std::string& nam
     std::lock_guard<std::mutex> lock(mu_);
     auto it = pages_.find(name);
     if (it == pages_.end() || it->second.size() != 1) return std::optional<InPlaceImage>();
-    const auto& [file_offset, part] = *it->second.begin();
-    if (file_offset != 0 || part.stream < 0 || !part.whole_file)
-      return std::optional<InPlaceImage>();
+    const Part& part = it->second.begin()->second;  // a whole file's entry starts at 0
+    if (part.stream < 0 || !part.whole_file) return std::optional<InPlaceImage>();
     stored = stored_files_[part.stream].get();
     offset = part.stored_at;
   }

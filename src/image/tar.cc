@@ -266,9 +266,8 @@ Result<std::vector<std::string>> TarReader::ExtractAll(const std::string& dir) {
     bool part = ParsePartName(name, &base, &offset);
     if (part) CEDANA_RETURN_IF_ERROR(CheckName(base));
     if (observer_) {
-      TarEntryHeader entry{part ? base : name, std::nullopt, entry_position};
-      if (part) entry.part_offset = offset;
-      CEDANA_RETURN_IF_ERROR(observer_->Admit(entry));
+      CEDANA_RETURN_IF_ERROR(observer_->Admit(TarEntryHeader{
+          part ? base : name, part ? std::optional(offset) : std::nullopt, entry_position}));
     }
     if (part) {
       CEDANA_RETURN_IF_ERROR(ExtractFile(dir, base, size, static_cast<uint32_t>(mode), offset));
