@@ -43,11 +43,14 @@ class ServedImages : public engine::ImageSource {
     AsFileUser as(uid_, gid_);
     return unpack_->Send(name, pipe_fd);
   }
-  Result<std::optional<engine::InPlaceFile>> InPlace(const std::string& name) override {
+  Result<std::optional<engine::InPlaceImage>> InPlace(const std::string& name) override {
     AsFileUser as(uid_, gid_);
     CEDANA_ASSIGN_OR_RETURN(std::optional<image::InPlaceImage> image, unpack_->InPlace(name));
-    if (!image) return std::optional<engine::InPlaceFile>();
-    return std::make_optional(engine::InPlaceFile{std::move(image->file), image->offset});
+    if (!image) return std::optional<engine::InPlaceImage>();
+    engine::InPlaceImage served{std::move(image->files), {}};
+    for (const image::StoredRun& run : image->runs)
+      served.runs.push_back({static_cast<uint32_t>(run.file), run.offset, run.length});
+    return std::make_optional(std::move(served));
   }
 
  private:

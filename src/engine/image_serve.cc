@@ -78,10 +78,13 @@ Status ImageServe::ServeLoop() {
       if (!in_place.has_value())
         log::Warn("engine: image {} in place: {}", name, in_place.error().ToString());
       if (in_place.has_value() && in_place->has_value()) {
-        const InPlaceFile& at = **in_place;
-        log::Debug("engine: criu reads {} in place from offset {}", name, at.offset);
-        CEDANA_RETURN_IF_ERROR(SendFileReply(conn.get(), true, at.offset));
-        CEDANA_RETURN_IF_ERROR(SendFileToRead(conn.get(), at.file.get()));
+        const InPlaceImage& image = **in_place;
+        log::Debug("engine: criu reads {} in place: {} runs in {} files", name, image.runs.size(),
+                   image.files.size());
+        CEDANA_RETURN_IF_ERROR(
+            SendInPlaceReply(conn.get(), image.runs, static_cast<uint32_t>(image.files.size())));
+        for (const UniqueFd& f : image.files)
+          CEDANA_RETURN_IF_ERROR(SendFileToRead(conn.get(), f.get()));
         std::lock_guard lock(mu_);
         in_place_.insert(name);
         continue;

@@ -5,8 +5,8 @@
 // the pipe is closed. Requests come one at a time (CRIU serializes them), but CRIU reads the
 // pipes at its own pace, so every file is sent on its own thread. A send that fails is logged
 // only: whether CRIU restored is CRIU's answer. Our CRIU build (its patch 0008) says in each
-// request that it can read a file in place: when the source has the image lying in a regular
-// file, CRIU gets that file and the offset instead of sending a pipe.
+// request that it can read a file in place: when the source has the image lying in regular
+// files, CRIU gets those files and the image's runs in them instead of sending a pipe.
 //
 // One ImageServe per restore. Thread-safe: the serving threads are internal.
 #pragma once
@@ -25,13 +25,15 @@
 
 #include "common/result.h"
 #include "common/unique_fd.h"
+#include "engine/streamer_protocol.h"
 
 namespace cedana::engine {
 
-// A regular file, open for reading, in which an image starts at `offset`.
-struct InPlaceFile {
-  UniqueFd file;
-  uint64_t offset = 0;
+// An image lying in regular files, open for reading: `runs` in the image's order, each in one
+// of `files`.
+struct InPlaceImage {
+  std::vector<UniqueFd> files;
+  std::vector<ImageRun> runs;
 };
 
 // Where the served image files come from. Called from ImageServe's threads.
@@ -45,8 +47,8 @@ class ImageSource {
   // Where CRIU can read the existing image in place; nullopt: send it through a pipe. Only for
   // pages images (CRIU reads them as far as their pagemap says, not to the file's end), and the
   // same answer for the same name. Default: always the pipe.
-  virtual Result<std::optional<InPlaceFile>> InPlace(const std::string& name) {
-    return std::optional<InPlaceFile>();
+  virtual Result<std::optional<InPlaceImage>> InPlace(const std::string& name) {
+    return std::optional<InPlaceImage>();
   }
 };
 

@@ -85,7 +85,7 @@ Result<FileRequest> ParseFileRequest(const std::string& b) {
     if (!varint(&key)) break;
     int wire = static_cast<int>(key & 7);
     if (wire == 0 && varint(&v)) {
-      if ((key >> 3) == 2) reads_in_place = v != 0;
+      if ((key >> 3) == 3) reads_in_place = v != 0;
       continue;
     }
     if (wire != 2 || !varint(&v) || v > b.size() - i) break;
@@ -96,15 +96,21 @@ Result<FileRequest> ParseFileRequest(const std::string& b) {
   return FileRequest{*name, reads_in_place};
 }
 
-Status SendFileReply(int sock, bool exists, std::optional<uint64_t> in_place_offset) {
-  // A u32 size, then field 1 (varint) = exists and maybe field 2 (varint) = in_place_offset.
-  std::string message = {0x08, static_cast<char>(exists ? 1 : 0)};
-  if (in_place_offset) {
-    message.push_back(0x10);
-    uint64_t v = *in_place_offset;
-    for (; v >= 0x80; v >>= 7) message.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    message.push_back(static_cast<char>(v));
-  }
+namespace {
+
+void PutVarint(std::string* out, uint64_t v) {
+  for (; v >= 0x80; v >>= 7) out->push_back(static_cast<char>((v & 0x7f) | 0x80));
+  out->push_back(static_cast<char>(v));
+}
+
+// A protobuf field: its key (number, wire type), then its varint value.
+void PutVarintField(std::string* out, int number, uint64_t v) {
+  PutVarint(out, static_cast<uint64_t>(number) << 3);
+  PutVarint(out, v);
+}
+
+// `message`, framed by its u32 little-endian size, on the connection.
+Status SendFramed(int sock, const std::string& message) {
   const uint32_t size = static_cast<uint32_t>(message.size());
   std::string reply(4, '\0');
   for (int i = 0; i < 4; ++i) reply[i] = static_cast<char>((size >> (8 * i)) & 0xff);
@@ -116,6 +122,30 @@ Status SendFileReply(int sock, bool exists, std::optional<uint64_t> in_place_off
     off += static_cast<size_t>(n);
   }
   return OkStatus();
+}
+
+}  // namespace
+
+Status SendFileReply(int sock, bool exists) {
+  std::string message;
+  PutVarintField(&message, 1, exists ? 1 : 0);
+  return SendFramed(sock, message);
+}
+
+Status SendInPlaceReply(int sock, const std::vector<ImageRun>& runs, uint32_t files) {
+  std::string message;
+  PutVarintField(&message, 1, 1);
+  for (const ImageRun& run : runs) {
+    std::string extent;
+    PutVarintField(&extent, 1, run.file);
+    PutVarintField(&extent, 2, run.offset);
+    PutVarintField(&extent, 3, run.length);
+    PutVarint(&message, (3 << 3) | 2);  // field 3, length-delimited
+    PutVarint(&message, extent.size());
+    message += extent;
+  }
+  PutVarintField(&message, 4, files);
+  return SendFramed(sock, message);
 }
 
 Status SendFileToRead(int sock, int fd) {

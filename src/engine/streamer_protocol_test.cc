@@ -15,11 +15,12 @@
 namespace cedana::engine {
 namespace {
 
-// img_streamer_request_entry's wire bytes: filename (field 1), maybe reads_in_place (field 2).
-std::string Request(const std::string& name, int reads_in_place = -1) {
+// img_streamer_request_entry's wire bytes: filename (field 1), maybe a varint field `field`
+// (3: reads_extents_in_place; 2: its first version, which no longer counts).
+std::string Request(const std::string& name, int value = -1, int field = 3) {
   std::string b = {0x0a, static_cast<char>(name.size())};
   b += name;
-  if (reads_in_place >= 0) b += {0x10, static_cast<char>(reads_in_place)};
+  if (value >= 0) b += {static_cast<char>(field << 3), static_cast<char>(value)};
   return b;
 }
 
@@ -37,22 +38,28 @@ TEST(StreamerProtocolTest, RequestsSayWhetherCriuReadsInPlace) {
   EXPECT_FALSE(plain->reads_in_place);
   EXPECT_TRUE(ParseFileRequest(Request("pages-1.img", 1)).value().reads_in_place);
   EXPECT_FALSE(ParseFileRequest(Request("pages-1.img", 0)).value().reads_in_place);
+  EXPECT_FALSE(ParseFileRequest(Request("pages-1.img", 1, 2)).value().reads_in_place)
+      << "field 2 was a first version: its CRIU expects one file and an offset";
   EXPECT_FALSE(ParseFileRequest(Request("pages-1.img").substr(0, 5)).has_value());
-  EXPECT_FALSE(ParseFileRequest(std::string{0x10, 0x01}).has_value()) << "no file name";
+  EXPECT_FALSE(ParseFileRequest(std::string{0x18, 0x01}).has_value()) << "no file name";
 }
 
-TEST(StreamerProtocolTest, RepliesCarryTheOffsetOnlyWhenGiven) {
+TEST(StreamerProtocolTest, RepliesCarryRunsOnlyForAnImageReadInPlace) {
   int sv[2];
   ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
   UniqueFd ours(sv[0]), criu(sv[1]);
   ASSERT_TRUE(SendFileReply(ours.get(), false).ok());
   ASSERT_TRUE(SendFileReply(ours.get(), true).ok());
-  // 241664 = 0x3b000: varint 0x80 0xe0 0x0e.
-  ASSERT_TRUE(SendFileReply(ours.get(), true, 241664).ok());
+  // 241664 = 0x3b000: varint 0x80 0xe0 0x0e; 4096: 0x80 0x20.
+  ASSERT_TRUE(SendInPlaceReply(ours.get(), {{1, 241664, 4096}, {0, 7, 1}}, 2).ok());
   ours.Reset();
-  const std::string want = {2, 0, 0, 0, 0x08, 0,  //
-                            2, 0, 0, 0, 0x08, 1,  //
-                            6, 0, 0, 0, 0x08, 1, 0x10, '\x80', '\xe0', '\x0e'};
+  const std::string want = {
+      2,    0, 0,    0, 0x08, 0,  //
+      2,    0, 0,    0, 0x08, 1,  //
+      23,   0, 0,    0, 0x08, 1,  // exists, then two runs (field 3, length-delimited) ...
+      0x1a, 9, 0x08, 1, 0x10, '\x80', '\xe0', '\x0e', 0x18, '\x80', 0x20,  //
+      0x1a, 6, 0x08, 0, 0x10, 7,      0x18,   1,                           //
+      0x20, 2};                                                            // ... in 2 files
   EXPECT_EQ(ReadAll(criu.get()), want);
 }
 

@@ -8,16 +8,25 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/result.h"
 #include "common/unique_fd.h"
 
 namespace cedana::image {
 
-// An image lying whole in a stored file, from `offset`: CRIU may read it there in place.
-struct InPlaceImage {
-  UniqueFd file;  // its own open file description, read-only
+// `length` bytes of an image lying at `offset` of a stored file (InPlaceImage::files[file]).
+struct StoredRun {
+  size_t file = 0;
   uint64_t offset = 0;
+  uint64_t length = 0;
+};
+
+// An image lying in stored files, run after run in the image's order (one run when it lies
+// whole in one file): CRIU may read it there in place.
+struct InPlaceImage {
+  std::vector<UniqueFd> files;  // each its own open file description, read-only
+  std::vector<StoredRun> runs;
 };
 
 class DirectRestoreSource {
@@ -51,8 +60,8 @@ class DirectRestoreSource {
   virtual Result<std::optional<InPlaceImage>> InPlace(const std::string& name) {
     return std::optional<InPlaceImage>();
   }
-  // Every pages image has a place to be read in (InPlace gives one for each). Call after
-  // WaitForHeads(). Default: no.
+  // Every pages image has a place to be read in (InPlace gives one for each, unless the stored
+  // streams were altered). Call after WaitForHeads(). Default: no.
   virtual bool AllPagesInPlace() const { return false; }
 };
 

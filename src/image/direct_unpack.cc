@@ -28,7 +28,6 @@ class DirectUnpack::Follower : public ExtractObserver {
   Status Admit(const TarEntryHeader& entry) override {
     if (entry.position < head_bytes_ || IsPagesImage(entry.file)) {
       entry_data_at_ = entry.position + kTarBlockSize;
-      entry_whole_ = !entry.part_offset.has_value();
       return OkStatus();
     }
     return AbortedError(fmt::format(
@@ -58,7 +57,6 @@ class DirectUnpack::Follower : public ExtractObserver {
     if (has_stored_file_) {
       part.stream = index_;
       part.stored_at = entry_data_at_;
-      part.whole_file = entry_whole_;
     }
     owner_->pages_[file].emplace(offset, part);
     owner_->changed_.notify_all();
@@ -77,7 +75,6 @@ class DirectUnpack::Follower : public ExtractObserver {
   bool has_stored_file_ = false;  // this stream's thread only
   uint64_t entry_offset_ = 0;
   uint64_t entry_data_at_ = 0;  // where the admitted entry's bytes start in the archive
-  bool entry_whole_ = false;    // the admitted entry is a whole file
 };
 
 DirectUnpack::DirectUnpack(const Manifest& manifest, std::string images_dir, ProgressFn progress)
@@ -240,30 +237,70 @@ Status DirectUnpack::Send(const std::string& name, int pipe_fd) {
 }
 
 Result<std::optional<InPlaceImage>> DirectUnpack::InPlace(const std::string& name) {
-  if (!IsPagesImage(name)) return std::optional<InPlaceImage>();
-  int stored = -1;
-  uint64_t offset = 0;
+  if (!IsPagesImage(name) || !AllPagesInPlace()) return std::optional<InPlaceImage>();
+  std::call_once(listed_, [this] { listing_ = ListStoredPages(); });
+  CEDANA_RETURN_IF_ERROR(listing_);
+  auto it = stored_pages_.find(name);
+  if (it == stored_pages_.end() || conflicting_.count(name) > 0)
+    return std::optional<InPlaceImage>();
+  InPlaceImage image;
+  std::map<int, size_t> file_of_stream;
+  uint64_t next = 0;
+  for (const auto& [offset, part] : it->second) {
+    // Parts that leave a gap or overlap: the stored streams were altered (their hashes will say
+    // so); the pipe serves what the streams' threads read.
+    if (offset != next) return std::optional<InPlaceImage>();
+    next += part.bytes;
+    if (part.bytes == 0) continue;
+    auto [file, added] = file_of_stream.emplace(part.stream, image.files.size());
+    if (added) {
+      CEDANA_ASSIGN_OR_RETURN(UniqueFd fd, OpenStoredFileAgain(part.stream));
+      image.files.push_back(std::move(fd));
+    }
+    image.runs.push_back(StoredRun{file->second, part.at, part.bytes});
+  }
+  if (image.runs.empty()) return std::optional<InPlaceImage>();
+  return std::optional(std::move(image));
+}
+
+Status DirectUnpack::ListStoredPages() {
+  std::vector<int> files;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = pages_.find(name);
-    if (it == pages_.end() || it->second.size() != 1) return std::optional<InPlaceImage>();
-    const Part& part = it->second.begin()->second;  // a whole file's entry starts at 0
-    if (part.stream < 0 || !part.whole_file) return std::optional<InPlaceImage>();
-    stored = stored_files_[part.stream].get();
-    offset = part.stored_at;
+    for (const UniqueFd& f : stored_files_) files.push_back(f.get());
   }
-  // Opened again: the stream's thread reads on through its own file position, and CRIU moves
-  // the one it gets. The stored file stays open until destruction, so its fd is still this one.
+  for (size_t stream = 0; stream < files.size(); ++stream) {
+    auto entries = ListTarEntries(files[stream]);
+    if (!entries.has_value())
+      return entries.error().WithContext(fmt::format("listing stream-{}", stream));
+    for (const TarListedEntry& e : *entries) {
+      if (!IsPagesImage(e.header.file)) continue;
+      StoredPart part{static_cast<int>(stream), e.header.position + kTarBlockSize, e.size};
+      if (!stored_pages_[e.header.file].emplace(e.header.part_offset.value_or(0), part).second)
+        conflicting_.insert(e.header.file);
+    }
+  }
+  return OkStatus();
+}
+
+Result<UniqueFd> DirectUnpack::OpenStoredFileAgain(int stream) {
+  int stored = -1;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stored = stored_files_[stream].get();
+  }
+  // Its own open file description: the stream's thread reads on through the one it has. The
+  // stored file stays open until destruction, so its fd is still this one.
   std::string path = fmt::format("/proc/self/fd/{}", stored);
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return ErrnoStatus(errno, "opening the stored stream of " + name + " again");
-  return std::optional<InPlaceImage>(InPlaceImage{std::move(fd), offset});
+  if (!fd.valid()) return ErrnoStatus(errno, fmt::format("opening stream-{} again", stream));
+  return fd;
 }
 
 bool DirectUnpack::AllPagesInPlace() const {
-  // With more streams, a pages image larger than a part is spread over them (pack.h).
   std::lock_guard<std::mutex> lock(mu_);
-  return stored_files_.size() == 1 && stored_files_[0].valid();
+  return std::all_of(stored_files_.begin(), stored_files_.end(),
+                     [](const UniqueFd& f) { return f.valid(); });
 }
 
 Status DirectUnpack::SendPages(const std::string& name, int pipe_fd, uint64_t* sent, uint64_t end,

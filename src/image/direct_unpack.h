@@ -13,8 +13,9 @@
 // uncompressed in a local file are not written into the images dir at all: the stream's thread
 // reads (and hashes) them, and Send() hands CRIU the same bytes from the stored file through the
 // same open file description, so a restore of memory that does not compress makes no second copy
-// of it (CompleteImagesDir() writes them out for a plain restore). A pages image stored whole in
-// one such entry, InPlace() hands CRIU to read there itself, as from an images dir.
+// of it (CompleteImagesDir() writes them out for a plain restore). When every stream is stored so,
+// InPlace() hands CRIU a pages image's runs in the stored files (its parts, in several streams,
+// or the whole file in one) to read there itself, as from an images dir.
 // Thread-safe: Send/Has/InPlace run on the image server's threads, the rest on the caller's.
 #pragma once
 
@@ -23,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -69,10 +71,11 @@ class DirectUnpack : public DirectRestoreSource {
   // Writes the image `name` into `pipe_fd` (made non-blocking) as its bytes arrive, up to its
   // end; kAborted when CRIU closed the pipe early or the unpack failed or was cancelled.
   Status Send(const std::string& name, int pipe_fd) override;
-  // A pages image that one stream stored uncompressed in one entry (the whole file, not parts):
-  // its stored file, opened again, and where the image starts in it. Call after Has().
+  // A pages image's runs in the stored files (AllPagesInPlace), each file opened again. The
+  // files' tar headers are listed on the first call (parts are placed before the streams'
+  // threads reach them); nothing there is verified until Finish(). Call after Has().
   Result<std::optional<InPlaceImage>> InPlace(const std::string& name) override;
-  // One stream, stored uncompressed in a local file: each pages image is one whole entry of it.
+  // Every stream is stored uncompressed in a local file.
   bool AllPagesInPlace() const override;
 
  private:
@@ -84,6 +87,10 @@ class DirectUnpack : public DirectRestoreSource {
   // where it is; `in_images_dir` is opened on first use.
   Status SendPages(const std::string& name, int pipe_fd, uint64_t* sent, uint64_t end,
                    UniqueFd* in_images_dir);
+  // Lists the pages entries of every stored file into stored_pages_ (once, by InPlace).
+  Status ListStoredPages();
+  // The stored file of `stream`, opened again.
+  Result<UniqueFd> OpenStoredFileAgain(int stream);
   // No stream will write more of the pages file `file` (under mu_).
   bool Complete(const std::string& file) const;
   bool Stopped() const;               // an error or Cancel() (under mu_)
@@ -111,16 +118,26 @@ class DirectUnpack : public DirectRestoreSource {
   std::vector<Position> positions_;  // per stream; guarded by mu_
   // A part of a pages file: in the images dir, or left in a stream's stored file.
   struct Part {
-    uint64_t bytes = 0;       // arrived so far
-    int stream = -1;          // >= 0: left in stored_files_[stream], ...
-    uint64_t stored_at = 0;   // ... from this offset of it
-    bool whole_file = false;  // the entry holds the whole file (not a part of it)
+    uint64_t bytes = 0;      // arrived so far
+    int stream = -1;         // >= 0: left in stored_files_[stream], ...
+    uint64_t stored_at = 0;  // ... from this offset of it
   };
   // pages file -> (part offset -> part); guarded by mu_
   std::map<std::string, std::map<uint64_t, Part>> pages_;
   // Per stream: its stored file when its pages are left there (set by its thread before its
   // first byte, kept until destruction); guarded by mu_.
   std::vector<UniqueFd> stored_files_;
+  // Where the pages entries lie in the stored files, as their headers say: pages file -> (part
+  // offset -> part). Written once under listed_, read only after it.
+  struct StoredPart {
+    int stream = 0;
+    uint64_t at = 0;     // where its bytes start in the stream's stored file
+    uint64_t bytes = 0;  // how many
+  };
+  std::once_flag listed_;
+  Status listing_;
+  std::map<std::string, std::map<uint64_t, StoredPart>> stored_pages_;
+  std::set<std::string> conflicting_;  // pages files with two entries at one offset
 };
 
 }  // namespace cedana::image

@@ -40,6 +40,19 @@ const Files& ImageFiles() {
   return *files;
 }
 
+// Gives the tar entry whose header starts at `header` of an archive the name `name`, with a
+// valid header checksum: an alteration that only the stream's hash can tell.
+void RenameTarEntry(std::string* data, size_t header, const std::string& name) {
+  std::fill(data->begin() + header, data->begin() + header + 100, '\0');
+  data->replace(header, name.size(), name);
+  std::fill(data->begin() + header + 148, data->begin() + header + 156, ' ');  // chksum field
+  unsigned sum = 0;
+  for (size_t i = 0; i < kTarBlockSize; ++i) sum += static_cast<unsigned char>((*data)[header + i]);
+  char field[8];
+  std::snprintf(field, sizeof field, "%06o", sum);
+  data->replace(header + 148, 7, std::string(field, 6) + '\0');
+}
+
 // What CRIU would read from the pipe that Send() fills.
 Result<std::string> SendThroughPipe(DirectUnpack& unpack, const std::string& name) {
   testing::Sent sent = testing::SendThroughPipe(unpack, name);
@@ -158,41 +171,64 @@ TEST_P(StoredPagesTest, CompletingTheImagesDirWritesEveryPage) {
 INSTANTIATE_TEST_SUITE_P(Codecs, StoredPagesTest, ::testing::Values(Codec::kNone, Codec::kZstd),
                          [](const auto& info) { return std::string(CodecName(info.param)); });
 
-// A pages image that one uncompressed stream holds whole, CRIU reads in place: the file handed
-// over holds the image's bytes from the offset given, and has a file position of its own.
-TEST_F(DirectUnpackTest, WholePagesImagesOfAnUncompressedStreamAreReadInPlace) {
-  Manifest m = Pack(Codec::kNone, 1);
+// What CRIU reads of an image in place: each run from its file, in order.
+std::string ReadRuns(const InPlaceImage& image) {
+  std::string out;
+  for (const StoredRun& run : image.runs) {
+    std::string bytes(run.length, '\0');
+    ssize_t n = ::pread(image.files.at(run.file).get(), bytes.data(), bytes.size(),
+                        static_cast<off_t>(run.offset));
+    out += bytes.substr(0, n > 0 ? static_cast<size_t>(n) : 0);
+  }
+  return out;
+}
+
+// Pages of streams that are all stored uncompressed, CRIU reads in place: whole in one stream,
+// or in parts spread over several. The runs handed over hold the image's bytes in order, and
+// each file has a file position of its own.
+class InPlaceTest : public DirectUnpackTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(InPlaceTest, PagesOfUncompressedStreamsAreReadInPlace) {
+  const int streams = GetParam();
+  Manifest m = Pack(Codec::kNone, streams);
   auto unpack = DirectUnpack::Start(store_, ref_, m, restored_);
   ASSERT_TRUE(unpack.has_value()) << unpack.error().ToString();
   DirectUnpack& u = **unpack;
   ASSERT_TRUE(u.WaitForHeads().ok());
+  EXPECT_TRUE(u.AllPagesInPlace());
   for (const char* name : {"pages-1.img", "pages-2.img"}) {
+    SCOPED_TRACE(name);
     ASSERT_EQ(u.Has(name).value(), true);
     auto first = u.InPlace(name);
     ASSERT_TRUE(first.has_value()) << first.error().ToString();
-    ASSERT_TRUE(first->has_value()) << name << " is not read in place";
-    const InPlaceImage& at = **first;
-    const std::string& want = ImageFiles().at(name);
-    std::string got(want.size(), '\0');
-    ASSERT_EQ(::pread(at.file.get(), got.data(), got.size(), static_cast<off_t>(at.offset)),
-              static_cast<ssize_t>(got.size()));
-    EXPECT_TRUE(got == want) << name << " differs at its offset " << at.offset;
-    EXPECT_EQ(::lseek(at.file.get(), 0, SEEK_CUR), 0) << "the file position is shared";
+    ASSERT_TRUE(first->has_value()) << "not read in place";
+    const InPlaceImage& image = **first;
+    EXPECT_TRUE(ReadRuns(image) == ImageFiles().at(name)) << "the runs differ from the image";
+    // With several streams, a run per 4 MiB part: pages-1 (18 MiB) has five, over every
+    // stream; pages-2 (5 MiB) two.
+    const size_t parts = (ImageFiles().at(name).size() + (4 << 20) - 1) >> 22;
+    EXPECT_EQ(image.runs.size(), streams > 1 ? parts : 1u);
+    if (streams > 1 && std::string(name) == "pages-1.img")
+      EXPECT_EQ(image.files.size(), static_cast<size_t>(streams));
+    for (const UniqueFd& f : image.files)
+      EXPECT_EQ(::lseek(f.get(), 0, SEEK_CUR), 0) << "a file position is shared";
     auto again = u.InPlace(name);  // CRIU opens a pages image twice
     ASSERT_TRUE(again.has_value() && again->has_value());
-    EXPECT_EQ((*again)->offset, at.offset);
+    EXPECT_TRUE(ReadRuns(**again) == ImageFiles().at(name));
   }
   EXPECT_FALSE(u.InPlace("core-1.img").value().has_value());
-  EXPECT_TRUE(u.AllPagesInPlace());
   EXPECT_TRUE(u.Finish().ok());
 }
 
-// Pages in parts spread over streams, or compressed, have no place to be read from: the pipe.
-TEST_F(DirectUnpackTest, PagesInPartsOrCompressedAreNotReadInPlace) {
-  for (auto [codec, streams] : {std::pair{Codec::kNone, 3}, std::pair{Codec::kZstd, 1}}) {
-    SCOPED_TRACE(std::string(CodecName(codec)) + " x" + std::to_string(streams));
-    ref_.id = "c-" + std::string(CodecName(codec));
-    Manifest m = Pack(codec, streams);
+INSTANTIATE_TEST_SUITE_P(Streams, InPlaceTest, ::testing::Values(1, 3),
+                         [](const auto& info) { return std::to_string(info.param) + "streams"; });
+
+// Compressed pages have no place to be read from: the pipe.
+TEST_F(DirectUnpackTest, CompressedPagesAreNotReadInPlace) {
+  for (int streams : {1, 3}) {
+    SCOPED_TRACE("zstd x" + std::to_string(streams));
+    ref_.id = "c-zstd-" + std::to_string(streams);
+    Manifest m = Pack(Codec::kZstd, streams);
     std::string dir = tmp_.Sub("restored-" + ref_.id);
     ASSERT_TRUE(fs::MakeDirs(dir, 0700).ok());
     auto unpack = DirectUnpack::Start(store_, ref_, m, dir);
@@ -207,6 +243,40 @@ TEST_F(DirectUnpackTest, PagesInPartsOrCompressedAreNotReadInPlace) {
     EXPECT_FALSE((*unpack)->AllPagesInPlace());
     EXPECT_TRUE((*unpack)->Finish().ok());
   }
+}
+
+// The runs come from the stored tar headers before the streams' threads have checked them: a
+// part whose header was altered to land on another's offset leaves that image to the pipe, and
+// the stream's checksum fails the restore.
+TEST_F(DirectUnpackTest, PartsAlteredToOverlapAreNotReadInPlace) {
+  Manifest m = Pack(Codec::kNone, 3);
+  // The part of pages-1 at 16 MiB, in whichever stream holds it, claims to be the one at 4 MiB.
+  const std::string last = TarPartName("pages-1.img", 16 << 20);
+  bool altered = false;
+  for (int stream = 0; stream < 3; ++stream) {
+    std::string path = store_.CheckpointDir(ref_) + "/stream-" + std::to_string(stream);
+    std::string data = fs::ReadFile(path).value();
+    size_t at = data.find(last);
+    if (at == std::string::npos) continue;
+    ASSERT_EQ(at % kTarBlockSize, 0u);
+    RenameTarEntry(&data, at, TarPartName("pages-1.img", 4 << 20));
+    ASSERT_TRUE(fs::WriteFileAtomic(path, data).ok());
+    altered = true;
+  }
+  ASSERT_TRUE(altered);
+
+  auto unpack = DirectUnpack::Start(store_, ref_, m, restored_);
+  ASSERT_TRUE(unpack.has_value()) << unpack.error().ToString();
+  DirectUnpack& u = **unpack;
+  ASSERT_TRUE(u.WaitForHeads().ok());
+  ASSERT_EQ(u.Has("pages-1.img").value(), true);
+  auto pages1 = u.InPlace("pages-1.img");
+  ASSERT_TRUE(pages1.has_value()) << pages1.error().ToString();
+  EXPECT_FALSE(pages1->has_value()) << "an altered part list was read in place";
+  auto pages2 = u.InPlace("pages-2.img");
+  ASSERT_TRUE(pages2.has_value() && pages2->has_value()) << "pages-2 was not altered";
+  Status done = u.Finish();
+  EXPECT_NE(done.ToString().find("checksum mismatch"), std::string::npos) << done.ToString();
 }
 
 // What is served is what the stream's thread hashed: the file it opened, not whatever is at its
@@ -256,15 +326,7 @@ TEST_F(DirectUnpackTest, ATailEntryCannotRewriteAVerifiedImage) {
   size_t header = m.streams[0].head.raw_bytes;
   ASSERT_LT(header + 512, data.size());
   ASSERT_EQ(data.compare(header, 6, "pages-"), 0) << "the tail starts with the pages";
-  std::string name = TarPartName("core-1.img", 5);
-  std::fill(data.begin() + header, data.begin() + header + 100, '\0');
-  data.replace(header, name.size(), name);
-  std::fill(data.begin() + header + 148, data.begin() + header + 156, ' ');  // chksum field
-  unsigned sum = 0;
-  for (size_t i = 0; i < 512; ++i) sum += static_cast<unsigned char>(data[header + i]);
-  char field[8];
-  std::snprintf(field, sizeof field, "%06o", sum);
-  data.replace(header + 148, 7, std::string(field, 6) + '\0');
+  RenameTarEntry(&data, header, TarPartName("core-1.img", 5));
   ASSERT_TRUE(fs::WriteFileAtomic(path, data).ok());
 
   auto unpack = DirectUnpack::Start(store_, ref_, m, restored_);

@@ -72,6 +72,17 @@ struct TarEntryHeader {
   uint64_t position = 0;                // where its header starts in the archive
 };
 
+// An entry of an archive lying in a file, as its header says: its bytes are the `size` bytes
+// kTarBlockSize after header.position.
+struct TarListedEntry {
+  TarEntryHeader header;
+  uint64_t size = 0;
+};
+// The entries of the archive in the regular file `fd`, read header by header up to the
+// end-of-archive marker (each entry's data skipped, so nothing of it is checked); the same
+// errors as ExtractAll for a corrupt header or an archive that ends early.
+Result<std::vector<TarListedEntry>> ListTarEntries(int fd);
+
 // Follows an extraction as it happens (a direct restore serves files while they are written).
 // Called on the extracting thread.
 class ExtractObserver {
