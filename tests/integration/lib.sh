@@ -140,6 +140,21 @@ cli_quiet() {
 # dump_id ID [args]: dumps and prints the checkpoint id
 dump_id() { cli_quiet dump "$@"; }
 restore_id() { cli_quiet restore "$@"; }
+# holds_no_stored_stream PID: neither the process nor its children have a checkpoint's stored
+# stream open (CRIU is given them to read pages in place; its restorer closes them).
+holds_no_stored_stream() {
+  local p fd target
+  for p in "$1" $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+    for fd in /proc/"$p"/fd/*; do
+      target=$(readlink "$fd") || continue
+      if [[ $target == */stream-[0-9]* ]]; then
+        echo "pid $p holds $target" >&2
+        return 1
+      fi
+    done
+  done
+}
+
 # check_memstate_restore TAG CHECKPOINT FLAG: restores a checkpoint of tests/workloads/memstate,
 # releases it through its flag file and checks that it ran to its end with its state intact
 # (memstate exits 0 only when its checksum matches).
@@ -147,6 +162,8 @@ check_memstate_restore() {
   local r
   r=$(restore_id "$2")
   check "$1: restore" test -n "$r"
+  check "$1: the restored processes hold no stored stream open" \
+    holds_no_stored_stream "$(wl_field "$r" pid)"
   touch "$3"
   check "$1: restored workload finished" wait_for 120 is_status "$r" "exited"
   check "$1: restored state checksum matches (exit 0)" test "$(wl_field "$r" exit_code)" = 0
