@@ -246,37 +246,43 @@ TEST_F(DirectUnpackTest, CompressedPagesAreNotReadInPlace) {
 }
 
 // The runs come from the stored tar headers before the streams' threads have checked them: a
-// part whose header was altered to land on another's offset leaves that image to the pipe, and
-// the stream's checksum fails the restore.
-TEST_F(DirectUnpackTest, PartsAlteredToOverlapAreNotReadInPlace) {
-  Manifest m = Pack(Codec::kNone, 3);
-  // The part of pages-1 at 16 MiB, in whichever stream holds it, claims to be the one at 4 MiB.
-  const std::string last = TarPartName("pages-1.img", 16 << 20);
-  bool altered = false;
-  for (int stream = 0; stream < 3; ++stream) {
-    std::string path = store_.CheckpointDir(ref_) + "/stream-" + std::to_string(stream);
-    std::string data = fs::ReadFile(path).value();
-    size_t at = data.find(last);
-    if (at == std::string::npos) continue;
-    ASSERT_EQ(at % kTarBlockSize, 0u);
-    RenameTarEntry(&data, at, TarPartName("pages-1.img", 4 << 20));
-    ASSERT_TRUE(fs::WriteFileAtomic(path, data).ok());
-    altered = true;
-  }
-  ASSERT_TRUE(altered);
+// part whose header was altered to overlap another or to leave a gap leaves that image to the
+// pipe, and the stream's checksum fails the restore.
+TEST_F(DirectUnpackTest, PartsAlteredToOverlapOrLeaveAGapAreNotReadInPlace) {
+  // The part of pages-1 at 16 MiB, in whichever stream holds it, claims another offset.
+  for (auto [claimed, what] : {std::pair{4 << 20, "overlap"}, std::pair{20 << 20, "gap"}}) {
+    SCOPED_TRACE(what);
+    ref_.id = std::string("c-") + what;
+    Manifest m = Pack(Codec::kNone, 3);
+    const std::string last = TarPartName("pages-1.img", 16 << 20);
+    bool altered = false;
+    for (int stream = 0; stream < 3; ++stream) {
+      std::string path = store_.CheckpointDir(ref_) + "/stream-" + std::to_string(stream);
+      std::string data = fs::ReadFile(path).value();
+      size_t at = data.find(last);
+      if (at == std::string::npos) continue;
+      ASSERT_EQ(at % kTarBlockSize, 0u);
+      RenameTarEntry(&data, at, TarPartName("pages-1.img", claimed));
+      ASSERT_TRUE(fs::WriteFileAtomic(path, data).ok());
+      altered = true;
+    }
+    ASSERT_TRUE(altered);
 
-  auto unpack = DirectUnpack::Start(store_, ref_, m, restored_);
-  ASSERT_TRUE(unpack.has_value()) << unpack.error().ToString();
-  DirectUnpack& u = **unpack;
-  ASSERT_TRUE(u.WaitForHeads().ok());
-  ASSERT_EQ(u.Has("pages-1.img").value(), true);
-  auto pages1 = u.InPlace("pages-1.img");
-  ASSERT_TRUE(pages1.has_value()) << pages1.error().ToString();
-  EXPECT_FALSE(pages1->has_value()) << "an altered part list was read in place";
-  auto pages2 = u.InPlace("pages-2.img");
-  ASSERT_TRUE(pages2.has_value() && pages2->has_value()) << "pages-2 was not altered";
-  Status done = u.Finish();
-  EXPECT_NE(done.ToString().find("checksum mismatch"), std::string::npos) << done.ToString();
+    std::string dir = tmp_.Sub("restored-" + ref_.id);
+    ASSERT_TRUE(fs::MakeDirs(dir, 0700).ok());
+    auto unpack = DirectUnpack::Start(store_, ref_, m, dir);
+    ASSERT_TRUE(unpack.has_value()) << unpack.error().ToString();
+    DirectUnpack& u = **unpack;
+    ASSERT_TRUE(u.WaitForHeads().ok());
+    ASSERT_EQ(u.Has("pages-1.img").value(), true);
+    auto pages1 = u.InPlace("pages-1.img");
+    ASSERT_TRUE(pages1.has_value()) << pages1.error().ToString();
+    EXPECT_FALSE(pages1->has_value()) << "an altered part list was read in place";
+    auto pages2 = u.InPlace("pages-2.img");
+    ASSERT_TRUE(pages2.has_value() && pages2->has_value()) << "pages-2 was not altered";
+    Status done = u.Finish();
+    EXPECT_NE(done.ToString().find("checksum mismatch"), std::string::npos) << done.ToString();
+  }
 }
 
 // What is served is what the stream's thread hashed: the file it opened, not whatever is at its
