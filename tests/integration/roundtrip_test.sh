@@ -40,8 +40,8 @@ for codec in none gzip lz4 zstd; do
     check "$tag: appender goes on" wait_for 20 at_least "$T/append-$tag.out" "appended " $((before_a + 5))
     check "$tag: the counter's restore was direct (CRIU started before the pages were unpacked)" \
       grep -q "restored as workload $r_counter (pid [0-9]*, direct" "$T/daemon.log"
-    # Stored uncompressed in a local dir, a pages image smaller than a part lies whole in one
-    # stored stream (in S3 there is no file CRIU could read: tests/s3/with_rgw.sh).
+    # Stored uncompressed in a local dir, the pages lie in the stored streams, where CRIU reads
+    # them (in S3 there is no file CRIU could read: tests/s3/with_rgw.sh).
     if [ "$codec" = none ] && [[ $CEDANA_CHECKPOINT_DIR != s3://* ]]; then
       check "$tag: CRIU read the counter's pages in place from the stored stream" \
         grep -q "restored as workload $r_counter (pid [0-9]*, direct.* images read in place" "$T/daemon.log"
