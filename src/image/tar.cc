@@ -116,6 +116,42 @@ bool ParsePartName(const std::string& name, std::string* base, uint64_t* offset)
   return true;
 }
 
+// What a header block says of its entry, checked as extraction needs it; nullopt for the
+// end-of-archive marker. `entries_before` only words the error.
+struct ParsedHeader {
+  std::string name;  // the entry's own name (a TarPartName for a part)
+  TarEntryHeader entry;
+  uint64_t size = 0;
+  uint32_t mode = 0;
+};
+Result<std::optional<ParsedHeader>> ParseHeader(const UstarHeader& h, uint64_t position,
+                                                size_t entries_before) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(&h);
+  if (std::all_of(bytes, bytes + sizeof h, [](unsigned char c) { return c == 0; }))
+    return std::optional<ParsedHeader>();
+  uint64_t want = 0;
+  uint64_t size = 0;
+  uint64_t mode = 0;
+  if (!ParseNumber(h.chksum, sizeof h.chksum, &want) || want != HeaderChecksum(h) ||
+      !ParseNumber(h.size, sizeof h.size, &size) || !ParseNumber(h.mode, sizeof h.mode, &mode)) {
+    return AbortedError("tar: corrupt header after " + std::to_string(entries_before) + " files");
+  }
+  std::string name(h.name, strnlen(h.name, sizeof h.name));
+  if (h.prefix[0] != '\0') return InvalidArgumentError("tar entry \"" + name + "\": has a prefix");
+  CEDANA_RETURN_IF_ERROR(CheckName(name));
+  if (h.typeflag != '0' && h.typeflag != '\0') {
+    return InvalidArgumentError("tar entry \"" + name + "\": not a regular file (type '" +
+                                std::string(1, h.typeflag) + "')");
+  }
+  std::string base;
+  uint64_t offset = 0;
+  bool part = ParsePartName(name, &base, &offset);
+  if (part) CEDANA_RETURN_IF_ERROR(CheckName(base));
+  TarEntryHeader entry{part ? base : name, part ? std::optional(offset) : std::nullopt, position};
+  return std::optional(
+      ParsedHeader{std::move(name), std::move(entry), size, static_cast<uint32_t>(mode)});
+}
+
 }  // namespace
 
 bool IsSafeImageName(const std::string& name) {
@@ -234,46 +270,6 @@ Status TarReader::ReadFull(void* data, size_t size) {
   }
   return OkStatus();
 }
-
-namespace {
-
-// What a header block says of its entry, checked as extraction needs it; nullopt for the
-// end-of-archive marker. `entries_before` only words the error.
-struct ParsedHeader {
-  std::string name;  // the entry's own name (a TarPartName for a part)
-  TarEntryHeader entry;
-  uint64_t size = 0;
-  uint32_t mode = 0;
-};
-Result<std::optional<ParsedHeader>> ParseHeader(const UstarHeader& h, uint64_t position,
-                                                size_t entries_before) {
-  const auto* bytes = reinterpret_cast<const unsigned char*>(&h);
-  if (std::all_of(bytes, bytes + sizeof h, [](unsigned char c) { return c == 0; }))
-    return std::optional<ParsedHeader>();
-  uint64_t want = 0;
-  uint64_t size = 0;
-  uint64_t mode = 0;
-  if (!ParseNumber(h.chksum, sizeof h.chksum, &want) || want != HeaderChecksum(h) ||
-      !ParseNumber(h.size, sizeof h.size, &size) || !ParseNumber(h.mode, sizeof h.mode, &mode)) {
-    return AbortedError("tar: corrupt header after " + std::to_string(entries_before) + " files");
-  }
-  std::string name(h.name, strnlen(h.name, sizeof h.name));
-  if (h.prefix[0] != '\0') return InvalidArgumentError("tar entry \"" + name + "\": has a prefix");
-  CEDANA_RETURN_IF_ERROR(CheckName(name));
-  if (h.typeflag != '0' && h.typeflag != '\0') {
-    return InvalidArgumentError("tar entry \"" + name + "\": not a regular file (type '" +
-                                std::string(1, h.typeflag) + "')");
-  }
-  std::string base;
-  uint64_t offset = 0;
-  bool part = ParsePartName(name, &base, &offset);
-  if (part) CEDANA_RETURN_IF_ERROR(CheckName(base));
-  TarEntryHeader entry{part ? base : name, part ? std::optional(offset) : std::nullopt, position};
-  return std::optional(
-      ParsedHeader{std::move(name), std::move(entry), size, static_cast<uint32_t>(mode)});
-}
-
-}  // namespace
 
 Result<std::vector<std::string>> TarReader::ExtractAll(const std::string& dir) {
   std::vector<std::string> names;

@@ -1,12 +1,15 @@
 #include "image/tar.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <map>
+#include <optional>
 
 #include "common/fs.h"
+#include "common/unique_fd.h"
 #include "image/bytes_for_test.h"
 #include "storage/temp_dir_for_test.h"
 
@@ -189,6 +192,43 @@ TEST(TarTest, PartsLandAtTheirOffsets) {
   ASSERT_TRUE(names.has_value()) << names.error().ToString();
   EXPECT_EQ(fs::ReadFile(tmp.Sub("out/pages-1.img")).value(), data);
   EXPECT_EQ(fs::ListDir(tmp.Sub("out")).value().size(), 1u);
+}
+
+// A stored archive's entries from their headers alone: names, parts' offsets, where each
+// header and its bytes are; an archive cut short is an error, not a shorter list.
+TEST(TarTest, ListsTheEntriesOfAnArchiveInAFile) {
+  TempDir tmp;
+  std::string data = "0123456789abcdefghij";
+  MakeFiles(tmp.Sub("in"), {{"core-1.img", "core"}, {"pages-1.img", data}});
+  std::string out;
+  StringSink sink(&out);
+  TarWriter tar(&sink);
+  ASSERT_TRUE(tar.AddFile(tmp.Sub("in"), "core-1.img").ok());
+  ASSERT_TRUE(tar.AddFilePart(tmp.Sub("in"), "pages-1.img", 12, 8).ok());
+  ASSERT_TRUE(tar.Finish().ok());
+  ASSERT_TRUE(fs::WriteFileAtomic(tmp.Sub("archive"), out, 0600).ok());
+  UniqueFd fd(::open(tmp.Sub("archive").c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(fd.valid());
+
+  auto listed = ListTarEntries(fd.get());
+  ASSERT_TRUE(listed.has_value()) << listed.error().ToString();
+  ASSERT_EQ(listed->size(), 2u);
+  const TarListedEntry& core = (*listed)[0];
+  EXPECT_EQ(core.header.file, "core-1.img");
+  EXPECT_FALSE(core.header.part_offset.has_value());
+  EXPECT_EQ(core.header.position, 0u);
+  EXPECT_EQ(core.size, 4u);
+  const TarListedEntry& part = (*listed)[1];
+  EXPECT_EQ(part.header.file, "pages-1.img");
+  EXPECT_EQ(part.header.part_offset, std::optional<uint64_t>(12));
+  EXPECT_EQ(part.header.position, TarEntrySize(4));
+  EXPECT_EQ(part.size, 8u);
+  EXPECT_EQ(out.substr(part.header.position + kTarBlockSize, part.size), data.substr(12, 8));
+
+  ASSERT_EQ(::truncate(tmp.Sub("archive").c_str(), static_cast<off_t>(TarEntrySize(4) + 100)), 0);
+  auto cut = ListTarEntries(fd.get());
+  ASSERT_FALSE(cut.has_value());
+  EXPECT_EQ(cut.error().code(), Code::kAborted) << cut.error().ToString();
 }
 
 TEST(TarTest, LargeUidUsesBase256ThatGnuTarReads) {
