@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <tuple>
 
 #include "common/unique_fd.h"
 #include "image/criu_pipe.h"
@@ -28,6 +29,7 @@ class DirectUnpack::Follower : public ExtractObserver {
   Status Admit(const TarEntryHeader& entry) override {
     if (entry.position < head_bytes_ || IsPagesImage(entry.file)) {
       entry_data_at_ = entry.position + kTarBlockSize;
+      if (has_stored_file_ && IsPagesImage(entry.file)) return owner_->TakeTurn(index_, entry);
       return OkStatus();
     }
     return AbortedError(fmt::format(
@@ -198,6 +200,30 @@ bool DirectUnpack::Complete(const std::string& file) const {
   return true;
 }
 
+Status DirectUnpack::TakeTurn(int stream, const TarEntryHeader& entry) {
+  std::unique_lock<std::mutex> lock(mu_);
+  Position& me = positions_[stream];
+  me.in_pages = true;
+  me.file = entry.file;
+  me.offset = entry.part_offset.value_or(0);
+  changed_.notify_all();
+  changed_.wait(lock, [&] { return Stopped() || Turn(stream); });
+  if (Stopped()) return AbortedError("unpack stopped");
+  return OkStatus();
+}
+
+bool DirectUnpack::Turn(int stream) const {
+  for (const Position& p : positions_)
+    if (!p.finished && !p.in_pages) return false;  // heads first, as CRIU waits for them
+  // A compressed stream feeds CRIU through pipes: no order to keep.
+  for (const UniqueFd& f : stored_files_)
+    if (!f.valid()) return true;
+  const Position& me = positions_[stream];
+  for (const Position& p : positions_)
+    if (!p.finished && std::tie(p.file, p.offset) < std::tie(me.file, me.offset)) return false;
+  return true;
+}
+
 Result<bool> DirectUnpack::Has(const std::string& name) {
   if (!IsSafeImageName(name))
     return InvalidArgumentError("image name \"" + name + "\" is not a file name");
@@ -205,6 +231,9 @@ Result<bool> DirectUnpack::Has(const std::string& name) {
     struct stat st {};
     return ::lstat((images_dir_ + "/" + name).c_str(), &st) == 0 && S_ISREG(st.st_mode);
   }
+  // Read in place, a pages image is where the stored headers say, whenever the streams' threads
+  // get there (in image order, see TakeTurn).
+  if (AllPagesInPlace() && Listing().ok()) return stored_pages_.count(name) > 0;
   std::unique_lock<std::mutex> lock(mu_);
   changed_.wait(lock, [&] { return pages_.count(name) > 0 || Complete(name) || Stopped(); });
   if (pages_.count(name) > 0) return true;
@@ -238,8 +267,7 @@ Status DirectUnpack::Send(const std::string& name, int pipe_fd) {
 
 Result<std::optional<InPlaceImage>> DirectUnpack::InPlace(const std::string& name) {
   if (!IsPagesImage(name) || !AllPagesInPlace()) return std::optional<InPlaceImage>();
-  std::call_once(listed_, [this] { listing_ = ListStoredPages(); });
-  CEDANA_RETURN_IF_ERROR(listing_);
+  CEDANA_RETURN_IF_ERROR(Listing());
   auto it = stored_pages_.find(name);
   if (it == stored_pages_.end() || conflicting_.count(name) > 0)
     return std::optional<InPlaceImage>();
@@ -261,6 +289,11 @@ Result<std::optional<InPlaceImage>> DirectUnpack::InPlace(const std::string& nam
   }
   if (image.runs.empty()) return std::optional<InPlaceImage>();
   return std::optional(std::move(image));
+}
+
+Status DirectUnpack::Listing() {
+  std::call_once(listed_, [this] { listing_ = ListStoredPages(); });
+  return listing_;
 }
 
 Status DirectUnpack::ListStoredPages() {
