@@ -11,6 +11,7 @@
 #include <iterator>
 #include <tuple>
 
+#include "common/checkpoint_streams.h"
 #include "common/unique_fd.h"
 #include "image/criu_pipe.h"
 #include "image/tar.h"
@@ -264,6 +265,9 @@ Status DirectUnpack::Send(const std::string& name, int pipe_fd) {
     if (complete) return OkStatus();
   }
 }
+
+// A file per stream at most: our CRIU (patch 0008) takes up to 64 files for an image.
+static_assert(kMaxCheckpointStreams <= 64);
 
 Result<std::optional<InPlaceImage>> DirectUnpack::InPlace(const std::string& name) {
   if (!IsPagesImage(name) || !AllPagesInPlace()) return std::optional<InPlaceImage>();
