@@ -144,6 +144,7 @@ restore_id() { cli_quiet restore "$@"; }
 # stream open (CRIU is given them to read pages in place; its restorer closes them).
 holds_no_stored_stream() {
   local p fd target
+  [ -n "$1" ] && [ -d /proc/"$1" ] || { echo "no process $1 to look at" >&2; return 1; }
   for p in "$1" $(cat /proc/"$1"/task/*/children 2>/dev/null); do
     for fd in /proc/"$p"/fd/*; do
       target=$(readlink "$fd") || continue
