@@ -216,9 +216,7 @@ Status DirectUnpack::TakeTurn(int stream, const TarEntryHeader& entry) {
 bool DirectUnpack::Turn(int stream) const {
   for (const Position& p : positions_)
     if (!p.finished && !p.in_pages) return false;  // heads first, as CRIU waits for them
-  // A compressed stream feeds CRIU through pipes: no order to keep.
-  for (const UniqueFd& f : stored_files_)
-    if (!f.valid()) return true;
+  if (!EveryStreamStored()) return true;  // a compressed stream feeds CRIU: no order to keep
   const Position& me = positions_[stream];
   for (const Position& p : positions_)
     if (!p.finished && std::tie(p.file, p.offset) < std::tie(me.file, me.offset)) return false;
@@ -334,10 +332,14 @@ Result<UniqueFd> DirectUnpack::OpenStoredFileAgain(int stream) {
   return fd;
 }
 
-bool DirectUnpack::AllPagesInPlace() const {
-  std::lock_guard<std::mutex> lock(mu_);
+bool DirectUnpack::EveryStreamStored() const {
   return std::all_of(stored_files_.begin(), stored_files_.end(),
                      [](const UniqueFd& f) { return f.valid(); });
+}
+
+bool DirectUnpack::AllPagesInPlace() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return EveryStreamStored();
 }
 
 Status DirectUnpack::SendPages(const std::string& name, int pipe_fd, uint64_t* sent, uint64_t end,

@@ -95,6 +95,8 @@ class DirectUnpack : public DirectRestoreSource {
   // once beside CRIU (which made CRIU 1.5 s slower for 4 GiB).
   Status TakeTurn(int stream, const TarEntryHeader& entry);
   bool Turn(int stream) const;  // under mu_
+  // Every stream's pages are left in its stored file (under mu_).
+  bool EveryStreamStored() const;
   // ListStoredPages() on the first call; its result every time.
   Status Listing();
   // Lists the pages entries of every stored file into stored_pages_.
