@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 
@@ -22,6 +23,9 @@ extern char** environ;
 
 namespace cedana::subprocess {
 namespace {
+
+// The soft RLIMIT_NOFILE programs are started with, once RaiseOwnFileLimit raised ours; else -1.
+std::atomic<int64_t> g_started_file_limit{-1};
 
 // glibc's execvp default when the environment has no PATH.
 constexpr const char* kDefaultPath = "/bin:/usr/bin";
@@ -166,6 +170,12 @@ void JoinNamespaces(Plan& plan) {
   const Command& c = *plan.command;
   for (int fd : c.cgroup_procs)
     if (::write(fd, "0", 1) != 1) Fail(plan, ChildStep::kCgroup);
+  if (int64_t soft = g_started_file_limit.load(); soft >= 0) {
+    rlimit l{};
+    if (::getrlimit(RLIMIT_NOFILE, &l) != 0) Fail(plan, ChildStep::kLimits);
+    l.rlim_cur = std::min<rlim_t>(static_cast<rlim_t>(soft), l.rlim_max);
+    if (::setrlimit(RLIMIT_NOFILE, &l) != 0) Fail(plan, ChildStep::kLimits);
+  }
   for (const auto& [resource, values] : c.rlimits) {
     rlimit l{values.first, values.second};
     if (::setrlimit(resource, &l) != 0) Fail(plan, ChildStep::kLimits);
@@ -356,6 +366,17 @@ Result<Exit> Run(const Command& command, Output keep, std::string* output) {
     output->append(buf, static_cast<size_t>(n));
   }
   return Wait(pid);
+}
+
+Status RaiseOwnFileLimit() {
+  rlimit l{};
+  if (::getrlimit(RLIMIT_NOFILE, &l) != 0) return ErrnoStatus(errno, "reading RLIMIT_NOFILE");
+  if (l.rlim_cur == l.rlim_max) return OkStatus();
+  int64_t expected = -1;
+  g_started_file_limit.compare_exchange_strong(expected, static_cast<int64_t>(l.rlim_cur));
+  l.rlim_cur = l.rlim_max;
+  if (::setrlimit(RLIMIT_NOFILE, &l) != 0) return ErrnoStatus(errno, "raising RLIMIT_NOFILE");
+  return OkStatus();
 }
 
 Result<pid_t> ForkRunning(int (*body)()) {

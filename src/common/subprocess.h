@@ -84,6 +84,12 @@ enum class Output { kDiscard, kStdout, kStdoutAndStderr };
 Result<Exit> Run(const Command& command, Output keep = Output::kDiscard,
                  std::string* output = nullptr);
 
+// Raises this process's soft limit of open files to its hard limit, for a process that may hold
+// many files open (the node daemon: a file per chunk of an image CRIU reads in place). Every
+// program started afterwards gets the soft limit this process had before: what it starts does
+// not notice (systemd keeps the soft limit at 1024 for programs that still use select()).
+Status RaiseOwnFileLimit();
+
 // Forks a child that runs `body` (a plain function: no captures, so nothing to copy after the
 // fork; it must itself make only async-signal-safe calls) and _exits with what it returns. For
 // probes that need a child of ours, not a program.

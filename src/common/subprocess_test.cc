@@ -51,6 +51,26 @@ class SubprocessTest : public ::testing::Test {
   std::string dir_;
 };
 
+// The daemon raises its own limit of open files; what it starts keeps the limit it had before,
+// unless a command sets its own. (Programs the later tests start get 300 too.)
+TEST_F(SubprocessTest, ProgramsKeepTheFileLimitThisProcessHadBeforeRaisingIt) {
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &before), 0);
+  ASSERT_GT(before.rlim_max, 300u);
+  rlimit low = before;
+  low.rlim_cur = 300;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &low), 0);
+  ASSERT_TRUE(subprocess::RaiseOwnFileLimit().ok());
+  rlimit raised{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &raised), 0);
+  EXPECT_EQ(raised.rlim_cur, before.rlim_max);
+  EXPECT_EQ(StdoutOf({.argv = {"/bin/sh", "-c", "ulimit -n"}}), "300\n");
+  EXPECT_EQ(
+      StdoutOf({.argv = {"/bin/sh", "-c", "ulimit -n"}, .rlimits = {{RLIMIT_NOFILE, {77, 77}}}}),
+      "77\n");
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &before), 0);
+}
+
 TEST_F(SubprocessTest, RunsAProgramAndKeepsItsOutput) {
   Exit exit;
   EXPECT_EQ(StdoutOf({.argv = {"/bin/echo", "hello"}}, &exit), "hello\n");

@@ -24,6 +24,7 @@
 #include "common/fs.h"
 #include "common/hex.h"
 #include "common/log.h"
+#include "common/subprocess.h"
 #include "common/unique_fd.h"
 #include "common/version.h"
 #include "daemon/agent.h"
@@ -157,6 +158,10 @@ int RunDaemon(const Config& config) {
   if (!config.node.log_file.empty())
     (void)fs::MakeDirs(std::filesystem::path(config.node.log_file).parent_path().string(), 0755);
   log::SetSink(log::StderrAndFileSink(config.node.log_file));
+  // A direct restore of a deduplicated checkpoint holds a file open per chunk of each pages
+  // image CRIU reads in place (4 GiB: about 4,300); what the daemon starts keeps the old limit.
+  if (Status s = subprocess::RaiseOwnFileLimit(); !s.ok())
+    log::Warn("daemon: {}; deduplicated restores read fewer images in place", s.ToString());
 
   auto fail = [](const Status& s) {
     log::Error("daemon: cannot start: {}", s.ToString());

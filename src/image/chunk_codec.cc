@@ -11,7 +11,6 @@ namespace cedana::image {
 namespace {
 
 constexpr char kMagic[] = "cdc1";  // format 1
-constexpr size_t kHeaderBytes = 5;
 
 constexpr struct {
   Codec codec;
@@ -55,7 +54,9 @@ std::string Header(Codec codec) { return std::string(kMagic, 4) + LetterOf(codec
 
 }  // namespace
 
-size_t MaxStoredChunkBytes(uint64_t raw_bytes) { return kHeaderBytes + raw_bytes; }
+size_t MaxStoredChunkBytes(uint64_t raw_bytes) { return kChunkHeaderBytes + raw_bytes; }
+
+bool StoredRaw(std::string_view header) { return header == Header(Codec::kNone); }
 
 Result<std::string> EncodeChunk(std::string_view raw, Codec codec, int level) {
   if (codec != Codec::kNone) {
@@ -70,11 +71,12 @@ Result<std::string> EncodeChunk(std::string_view raw, Codec codec, int level) {
   return out;
 }
 
-Result<std::string> DecodeChunk(std::string_view stored, uint64_t raw_bytes) {
-  if (stored.size() < kHeaderBytes || stored.substr(0, 4) != std::string_view(kMagic, 4))
+Result<std::string_view> DecodeChunk(std::string_view stored, uint64_t raw_bytes,
+                                     std::string* decoded) {
+  if (stored.size() < kChunkHeaderBytes || stored.substr(0, 4) != std::string_view(kMagic, 4))
     return AbortedError("not a stored chunk (its header is missing or unknown)");
   const char letter = stored[4];
-  stored.remove_prefix(kHeaderBytes);
+  stored.remove_prefix(kChunkHeaderBytes);
   const auto* known = std::find_if(std::begin(kLetters), std::end(kLetters),
                                    [letter](const auto& l) { return l.letter == letter; });
   if (known == std::end(kLetters))
@@ -82,10 +84,11 @@ Result<std::string> DecodeChunk(std::string_view stored, uint64_t raw_bytes) {
   if (known->codec == Codec::kNone) {
     if (stored.size() > raw_bytes)
       return AbortedError("stored chunk is longer than its index says");
-    return std::string(stored);
+    return stored;
   }
   auto source = DecompressingSource(known->codec, std::make_unique<ViewSource>(stored));
-  std::string out(raw_bytes + 1, '\0');  // one more: a chunk that decodes longer is refused
+  std::string& out = *decoded;
+  out.resize(raw_bytes + 1);  // one more: a chunk that decodes longer is refused
   size_t got = 0;
   while (got < out.size()) {
     CEDANA_ASSIGN_OR_RETURN(size_t n, source->Read(out.data() + got, out.size() - got));
@@ -94,7 +97,7 @@ Result<std::string> DecodeChunk(std::string_view stored, uint64_t raw_bytes) {
   }
   if (got > raw_bytes) return AbortedError("stored chunk decodes longer than its index says");
   out.resize(got);
-  return out;
+  return std::string_view(out);
 }
 
 }  // namespace cedana::image

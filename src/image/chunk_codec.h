@@ -15,9 +15,17 @@ namespace cedana::image {
 // The stored form of `raw` with `codec` at `level`.
 Result<std::string> EncodeChunk(std::string_view raw, Codec codec, int level);
 
-// The chunk's bytes back. kAborted for a header or frame that is not a chunk's, or for more
-// than `raw_bytes` bytes (a restore then never holds more than the index promised).
-Result<std::string> DecodeChunk(std::string_view stored, uint64_t raw_bytes);
+// The chunk's bytes back: a view into `stored` for a chunk stored raw, else into `*decoded`,
+// which holds them (its memory is reused from call to call). kAborted for a header or frame
+// that is not a chunk's, or for more than `raw_bytes` bytes (a restore then never holds more
+// than the index promised).
+Result<std::string_view> DecodeChunk(std::string_view stored, uint64_t raw_bytes,
+                                     std::string* decoded);
+
+// A chunk stored as it is: `header` (the stored chunk's first kChunkHeaderBytes) says so, and
+// its bytes follow the header.
+inline constexpr size_t kChunkHeaderBytes = 5;
+bool StoredRaw(std::string_view header);
 
 // The most a stored chunk of `raw_bytes` may take: the raw bytes and the header (compression
 // is dropped when it does not shrink them).

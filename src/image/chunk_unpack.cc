@@ -47,18 +47,25 @@ Result<ChunkIndex> ReadVerifiedIndex(storage::CheckpointStore& store,
   return ParseChunkIndex(json);
 }
 
-Result<std::string> ReadVerifiedChunk(storage::CheckpointStore& store,
-                                      const storage::CheckpointRef& ref, const ChunkEntry& chunk,
-                                      Digest algorithm) {
+Result<std::string_view> ReadVerifiedChunk(storage::CheckpointStore& store,
+                                           const storage::CheckpointRef& ref,
+                                           const ChunkEntry& chunk, Digest algorithm,
+                                           ChunkBuffer* buffer) {
   const std::string& digest = chunk.digest;
-  auto stored =
-      store.ReadChunk({ref.owner, ref.label, digest}, MaxStoredChunkBytes(chunk.raw_bytes));
-  if (!stored.has_value())
-    return std::move(stored).error().WithContext(
-        fmt::format("chunk {} of label {}", digest, ref.label));
+  Status read = store.ReadChunk({ref.owner, ref.label, digest},
+                                MaxStoredChunkBytes(chunk.raw_bytes), &buffer->stored);
+  if (!read.ok())
+    return std::move(read).WithContext(fmt::format("chunk {} of label {}", digest, ref.label));
+  return VerifyStoredChunk(ref, chunk, algorithm, buffer);
+}
+
+Result<std::string_view> VerifyStoredChunk(const storage::CheckpointRef& ref,
+                                           const ChunkEntry& chunk, Digest algorithm,
+                                           ChunkBuffer* buffer) {
+  const std::string& digest = chunk.digest;
   // Either way the stored chunk is not the one the signed index names; a decoder's reason says
   // how it differs.
-  auto raw = DecodeChunk(*stored, chunk.raw_bytes);
+  auto raw = DecodeChunk(buffer->stored, chunk.raw_bytes, &buffer->decoded);
   if (!raw.has_value() || raw->size() != chunk.raw_bytes || DigestHex(algorithm, *raw) != digest)
     return AbortedError(
         fmt::format("chunk {} of label {}: checksum mismatch (stored data altered or truncated{})",
@@ -93,11 +100,12 @@ Status UnpackChunks(storage::CheckpointStore& store, const storage::CheckpointRe
   std::atomic<size_t> next{0};
   StreamGroup group([&ref](int i) { return fmt::format("chunk reader {} of {}", i, ref.Path()); });
   return group.Run(std::max(1, threads), [&](int) -> Status {
+    ChunkBuffer buffer;
     for (size_t i = next++; i < placed.size(); i = next++) {
       if (group.cancelled() || (cancel && cancel->load())) return CancelledError();
       const Placed& p = placed[i];
-      CEDANA_ASSIGN_OR_RETURN(std::string raw,
-                              ReadVerifiedChunk(store, ref, *p.chunk, manifest.digest));
+      CEDANA_ASSIGN_OR_RETURN(std::string_view raw,
+                              ReadVerifiedChunk(store, ref, *p.chunk, manifest.digest, &buffer));
       CEDANA_RETURN_IF_ERROR(WriteAt(fds[p.file].get(), paths[p.file], p.offset, raw));
       if (progress) progress->Add(p.chunk->raw_bytes);
     }

@@ -20,12 +20,26 @@ namespace cedana::image {
 Result<ChunkIndex> ReadVerifiedIndex(storage::CheckpointStore& store,
                                      const storage::CheckpointRef& ref, const ChunkIndexInfo& want);
 
+// Where ReadVerifiedChunk reads a chunk, kept from chunk to chunk: a restore reads thousands,
+// and fresh memory for each cost this VM more than the copies (docs/architecture.md).
+struct ChunkBuffer {
+  std::string stored;   // the chunk as stored
+  std::string decoded;  // its bytes, when it was stored compressed
+};
+
 // One chunk of ref's label, decoded and checked against its name: the hex of its bytes'
-// `algorithm` digest (the manifest's). kAborted "chunk <digest> of label <label>: checksum
-// mismatch (...)" for an altered chunk, the store's kNotFound naming it for a missing one.
-Result<std::string> ReadVerifiedChunk(storage::CheckpointStore& store,
-                                      const storage::CheckpointRef& ref, const ChunkEntry& chunk,
-                                      Digest algorithm);
+// `algorithm` digest (the manifest's). The view is into `buffer`, valid until its next use.
+// kAborted "chunk <digest> of label <label>: checksum mismatch (...)" for an altered chunk,
+// the store's kNotFound naming it for a missing one.
+Result<std::string_view> ReadVerifiedChunk(storage::CheckpointStore& store,
+                                           const storage::CheckpointRef& ref,
+                                           const ChunkEntry& chunk, Digest algorithm,
+                                           ChunkBuffer* buffer);
+
+// The same check of a chunk already read into `buffer->stored`.
+Result<std::string_view> VerifyStoredChunk(const storage::CheckpointRef& ref,
+                                           const ChunkEntry& chunk, Digest algorithm,
+                                           ChunkBuffer* buffer);
 
 // Writes every pages image of `manifest`'s chunk index into `images_dir` with `threads`
 // threads. kAborted "chunk <digest> of <label>: checksum mismatch" for an altered chunk, the

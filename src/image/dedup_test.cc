@@ -224,9 +224,10 @@ TEST_F(DedupTest, ChunksAreNamedByTheManifestsDigest) {
   std::set<std::string> blake3_names;
   for (ChunkedFile& file : older.files) {
     for (ChunkEntry& chunk : file.chunks) {
-      auto raw = ReadVerifiedChunk(store_, ref, chunk, Digest::kBlake3);
+      ChunkBuffer buffer, other;
+      auto raw = ReadVerifiedChunk(store_, ref, chunk, Digest::kBlake3, &buffer);
       ASSERT_TRUE(raw.has_value()) << raw.error().ToString();
-      EXPECT_EQ(ReadVerifiedChunk(store_, ref, chunk, Digest::kSha256).error().code(),
+      EXPECT_EQ(ReadVerifiedChunk(store_, ref, chunk, Digest::kSha256, &other).error().code(),
                 Code::kAborted);
       // The same stored chunk under its SHA-256 name, as an earlier build stored it.
       blake3_names.insert(chunk.digest);

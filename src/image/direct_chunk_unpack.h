@@ -1,17 +1,23 @@
 // DirectChunkUnpack: a deduplicated checkpoint served to CRIU's restore with its memory pages
 // read from the label's chunks as CRIU asks for them, instead of first written into the images
 // dir (docs/architecture.md, *Restore sequence*). The streams (every image but the pages) are
-// unpacked and verified first; then each pages image goes to CRIU chunk by chunk, every chunk
-// checked against its digest in the signed index before a byte of it is written to CRIU, with
-// a few chunks read ahead. Since nothing unverified reaches CRIU, Finish only reports what a
-// Send found. DirectRestoreSource says what each call guarantees.
+// unpacked and verified first. A pages image whose chunks are all stored raw in a local dir is
+// read by CRIU in place, a run per chunk file (InPlace), while a thread of ours reads the same
+// open files and checks every chunk against its digest; Finish waits for it. Any other pages
+// image goes to CRIU through a pipe chunk by chunk, every chunk checked before a byte of it is
+// written, with a few chunks read ahead. DirectRestoreSource says what each call guarantees.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "common/result.h"
+#include "common/unique_fd.h"
 #include "image/chunk_index.h"
 #include "image/direct_restore_source.h"
 #include "image/manifest.h"
@@ -29,6 +35,7 @@ class DirectChunkUnpack : public DirectRestoreSource {
                                                           const Manifest& manifest,
                                                           const std::string& images_dir,
                                                           ProgressFn progress = {});
+  ~DirectChunkUnpack() override;  // Cancel(), then waits for the checks of images read in place
   DirectChunkUnpack(const DirectChunkUnpack&) = delete;
   DirectChunkUnpack& operator=(const DirectChunkUnpack&) = delete;
 
@@ -41,12 +48,22 @@ class DirectChunkUnpack : public DirectRestoreSource {
   Status Failure() const override;
   Result<bool> Has(const std::string& name) override;
   Status Send(const std::string& name, int pipe_fd) override;
+  // A run per chunk, each in its own chunk file, when every chunk of the pages image `name` is
+  // stored raw in a local file and their files fit our CRIU's bound and our descriptor limit.
+  // The first answer starts the check of those chunks, read from the same open files.
+  Result<std::optional<InPlaceImage>> InPlace(const std::string& name) override;
 
  private:
   DirectChunkUnpack(storage::CheckpointStore& store, storage::CheckpointRef ref,
                     const Manifest& manifest, std::string images_dir, ProgressFn progress);
   const ChunkedFile* PagesFile(const std::string& name) const;
   Status SendChunks(const ChunkedFile& file, int pipe_fd);
+  // The chunk files of `file`, open, if every one is stored raw at the size its entry says.
+  Result<std::optional<std::vector<UniqueFd>>> OpenRawChunks(const ChunkedFile& file);
+  // Checks chunks first, first + kChecksPerImage, ... of `file`, read from `files` (its chunk
+  // files), as ReadVerifiedChunk does.
+  void VerifyInPlace(const ChunkedFile& file, const std::vector<UniqueFd>& files, size_t first);
+  void WaitForChecks();
   // Records the first failure that was not a cancellation; returns `s`.
   Status Fail(Status s);
   bool Stopped() const;
@@ -60,8 +77,14 @@ class DirectChunkUnpack : public DirectRestoreSource {
   ChunkIndex index_;  // set by WaitForHeads, then read only
 
   mutable std::mutex mu_;
-  bool cancelled_ = false;  // guarded by mu_
-  Status failure_;          // guarded by mu_
+  bool cancelled_ = false;           // guarded by mu_
+  Status failure_;                   // guarded by mu_
+  std::vector<std::thread> checks_;  // guarded by mu_
+
+  // Each pages image CRIU asked to read in place: its chunk files, open until the end, or
+  // nullopt when it goes through a pipe (the same answer every time).
+  std::mutex in_place_mu_;
+  std::map<std::string, std::optional<std::vector<UniqueFd>>> in_place_;  // by in_place_mu_
 };
 
 }  // namespace cedana::image

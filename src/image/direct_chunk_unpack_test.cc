@@ -1,12 +1,15 @@
 // DirectChunkUnpack on a local store: a deduplicated checkpoint's images served to a reader the
 // way CRIU reads them (through a pipe), the pages from the chunks; an altered chunk is refused
-// before any of its bytes reach the pipe; the images dir completed for a plain restore.
+// before any of its bytes reach the pipe; pages whose chunks are all stored raw read in place,
+// an altered one failing the Finish; the images dir completed for a plain restore.
 #include "image/direct_chunk_unpack.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include "common/fs.h"
 #include "image/bytes_for_test.h"
+#include "image/chunk_codec.h"
 #include "image/chunking.h"
 #include "image/pack.h"
 #include "image/restore_source_for_test.h"
@@ -21,15 +24,18 @@ using storage::LocalStore;
 using storage::testing::TempDir;
 using testing::CompressibleBytes;
 using testing::RandomBytes;
+using testing::ReadRuns;
 using testing::SendThroughPipe;
 
 class DirectChunkUnpackTest : public ::testing::Test {
  protected:
   void SetUp() override {
     pages_ = RandomBytes(20 << 20, 31) + CompressibleBytes(12 << 20);
+    raw_pages_ = RandomBytes(24 << 20, 32);
     ASSERT_TRUE(fs::MakeDirs(images_, 0700).ok());
     ASSERT_TRUE(fs::WriteFileAtomic(images_ + "/core-1.img", "core of pid 1", 0600).ok());
     ASSERT_TRUE(fs::WriteFileAtomic(images_ + "/pages-1.img", pages_, 0600).ok());
+    ASSERT_TRUE(fs::WriteFileAtomic(images_ + "/pages-3.img", raw_pages_, 0600).ok());
     PackOptions options;
     options.codec = Codec::kLz4;
     options.streams = 2;
@@ -57,8 +63,17 @@ class DirectChunkUnpackTest : public ::testing::Test {
   LocalStore store_{tmp_.Sub("store")};
   CheckpointRef ref_{"alice", "train", "c-1"};
   Manifest manifest_;
-  std::string pages_;
+  std::string pages_;      // pages-1.img: random, then compressible (some chunks compressed)
+  std::string raw_pages_;  // pages-3.img: random (every chunk stored raw)
 };
+
+// The stored chunks of an image, by the signed index.
+std::vector<ChunkEntry> ChunksOf(const std::string& store, const std::string& name) {
+  auto index = ParseChunkIndex(fs::ReadFile(store + "/alice/train/c-1/" + kChunkIndexName).value());
+  for (const ChunkedFile& f : index.value().files)
+    if (f.name == name) return f.chunks;
+  return {};
+}
 
 TEST_F(DirectChunkUnpackTest, ServesThePagesFromTheChunks) {
   auto unpack = Start();
@@ -67,6 +82,7 @@ TEST_F(DirectChunkUnpackTest, ServesThePagesFromTheChunks) {
   EXPECT_TRUE(unpack->Has("core-1.img").value());
   EXPECT_TRUE(unpack->Has("pages-1.img").value());
   EXPECT_FALSE(unpack->Has("pages-2.img").value());
+  EXPECT_TRUE(unpack->Has("pages-3.img").value());
   // The pages never reach the images dir: CRIU gets them from the chunks.
   EXPECT_FALSE(fs::Exists(restored_ + "/pages-1.img"));
   auto core = SendThroughPipe(*unpack, "core-1.img");
@@ -79,13 +95,10 @@ TEST_F(DirectChunkUnpackTest, ServesThePagesFromTheChunks) {
 }
 
 TEST_F(DirectChunkUnpackTest, AnAlteredChunkNeverReachesTheReader) {
-  auto index = fs::ReadFile(tmp_.Sub("store") + "/alice/train/c-1/" + kChunkIndexName);
-  ASSERT_TRUE(index.has_value());
-  auto parsed = ParseChunkIndex(*index);
-  ASSERT_TRUE(parsed.has_value());
+  const std::vector<ChunkEntry> chunks = ChunksOf(tmp_.Sub("store"), "pages-1.img");
   // The third chunk of the pages: the two before it are sent, nothing of it or after it.
-  const ChunkEntry& third = parsed->files[0].chunks.at(2);
-  uint64_t before = parsed->files[0].chunks[0].raw_bytes + parsed->files[0].chunks[1].raw_bytes;
+  const ChunkEntry& third = chunks.at(2);
+  uint64_t before = chunks[0].raw_bytes + chunks[1].raw_bytes;
   std::string path = tmp_.Sub("store") + "/alice/train/.chunks/" + third.digest;
   std::string stored = fs::ReadFile(path).value();
   stored[stored.size() / 2] ^= 1;
@@ -107,12 +120,103 @@ TEST_F(DirectChunkUnpackTest, AnAlteredChunkNeverReachesTheReader) {
   EXPECT_EQ(unpack->Finish().code(), Code::kAborted);
 }
 
+TEST_F(DirectChunkUnpackTest, PagesOfChunksStoredRawAreReadInPlace) {
+  auto unpack = Start();
+  ASSERT_NE(unpack, nullptr);
+  ASSERT_TRUE(unpack->WaitForHeads().ok());
+  const std::vector<ChunkEntry> chunks = ChunksOf(tmp_.Sub("store"), "pages-3.img");
+  ASSERT_GT(chunks.size(), 3u);
+  for (int time = 0; time < 2; ++time) {  // CRIU opens a pages image twice
+    auto image = unpack->InPlace("pages-3.img");
+    ASSERT_TRUE(image.has_value()) << image.error().ToString();
+    ASSERT_TRUE(image->has_value()) << "pages of raw chunks went to the pipe";
+    // A run per chunk, each the chunk's bytes after its header in its own file.
+    ASSERT_EQ((*image)->files.size(), chunks.size());
+    ASSERT_EQ((*image)->runs.size(), chunks.size());
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      EXPECT_EQ((*image)->runs[i].file, i);
+      EXPECT_EQ((*image)->runs[i].offset, kChunkHeaderBytes);
+      EXPECT_EQ((*image)->runs[i].length, chunks[i].raw_bytes);
+    }
+    EXPECT_TRUE(ReadRuns(**image) == raw_pages_) << "the runs differ from the image";
+  }
+  // Some of pages-1's chunks are compressed: all of it goes through the pipe.
+  EXPECT_FALSE(unpack->InPlace("pages-1.img").value().has_value());
+  EXPECT_FALSE(unpack->InPlace("core-1.img").value().has_value());
+  EXPECT_TRUE(SendThroughPipe(*unpack, "pages-1.img").bytes == pages_);
+  EXPECT_TRUE(unpack->Finish().ok());
+}
+
+// CRIU reads an image in place before its chunks are checked, into the tree it leaves stopped:
+// an altered chunk must fail the Finish, so that the tree never runs.
+TEST_F(DirectChunkUnpackTest, AnAlteredChunkReadInPlaceFailsTheFinish) {
+  const ChunkEntry altered = ChunksOf(tmp_.Sub("store"), "pages-3.img").at(2);
+  std::string path = tmp_.Sub("store") + "/alice/train/.chunks/" + altered.digest;
+  std::string stored = fs::ReadFile(path).value();
+  stored[stored.size() / 2] ^= 1;  // header and size unchanged: still a raw chunk
+  ASSERT_TRUE(fs::WriteFileAtomic(path, stored, 0600).ok());
+
+  auto unpack = Start();
+  ASSERT_NE(unpack, nullptr);
+  ASSERT_TRUE(unpack->WaitForHeads().ok());
+  auto image = unpack->InPlace("pages-3.img");
+  ASSERT_TRUE(image.has_value() && image->has_value());
+  // At once: the Finish waits for the check.
+  Status finished = unpack->Finish();
+  EXPECT_FALSE(ReadRuns(**image) == raw_pages_);
+  EXPECT_EQ(finished.code(), Code::kAborted) << finished.ToString();
+  EXPECT_NE(
+      finished.message().find("chunk " + altered.digest + " of label train: checksum mismatch"),
+      std::string::npos)
+      << finished.ToString();
+}
+
+// Only a chunk whose header says it is stored raw is read in place: one that says it is
+// compressed goes through the pipe, whose decoder refuses it.
+TEST_F(DirectChunkUnpackTest, AChunkThatSaysItIsCompressedIsNotReadInPlace) {
+  const ChunkEntry relabelled = ChunksOf(tmp_.Sub("store"), "pages-3.img").at(1);
+  std::string path = tmp_.Sub("store") + "/alice/train/.chunks/" + relabelled.digest;
+  std::string stored = fs::ReadFile(path).value();
+  ASSERT_EQ(stored.substr(0, kChunkHeaderBytes), "cdc1n");
+  stored[4] = 'z';
+  ASSERT_TRUE(fs::WriteFileAtomic(path, stored, 0600).ok());
+
+  auto unpack = Start();
+  ASSERT_NE(unpack, nullptr);
+  ASSERT_TRUE(unpack->WaitForHeads().ok());
+  EXPECT_FALSE(unpack->InPlace("pages-3.img").value().has_value());
+  EXPECT_EQ(SendThroughPipe(*unpack, "pages-3.img").status.code(), Code::kAborted);
+  EXPECT_EQ(unpack->Finish().code(), Code::kAborted);
+}
+
+// Each chunk file stays open until the end, and CRIU is handed copies: an image with more
+// chunks than the descriptor limit leaves room for goes through the pipe instead.
+TEST_F(DirectChunkUnpackTest, ChunksBeyondTheDescriptorLimitGoThroughThePipe) {
+  auto unpack = Start();
+  ASSERT_NE(unpack, nullptr);
+  ASSERT_TRUE(unpack->WaitForHeads().ok());
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &before), 0);
+  rlimit tight = before;
+  tight.rlim_cur = 1024 + 2 * ChunksOf(tmp_.Sub("store"), "pages-3.img").size() - 1;
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &tight), 0);
+  auto image = unpack->InPlace("pages-3.img");
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &before), 0);
+  ASSERT_TRUE(image.has_value()) << image.error().ToString();
+  EXPECT_FALSE(image->has_value());
+  // The same answer the second time, whatever the limit is now.
+  EXPECT_FALSE(unpack->InPlace("pages-3.img").value().has_value());
+  EXPECT_TRUE(SendThroughPipe(*unpack, "pages-3.img").bytes == raw_pages_);
+  EXPECT_TRUE(unpack->Finish().ok());
+}
+
 TEST_F(DirectChunkUnpackTest, CompletesTheImagesDirForAPlainRestore) {
   auto unpack = Start();
   ASSERT_NE(unpack, nullptr);
   ASSERT_TRUE(unpack->WaitForHeads().ok());
   ASSERT_TRUE(unpack->CompleteImagesDir().ok());
   EXPECT_TRUE(fs::ReadFile(restored_ + "/pages-1.img").value() == pages_);
+  EXPECT_TRUE(fs::ReadFile(restored_ + "/pages-3.img").value() == raw_pages_);
   EXPECT_EQ(fs::ReadFile(restored_ + "/core-1.img").value(), "core of pid 1");
 }
 

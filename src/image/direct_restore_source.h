@@ -15,6 +15,9 @@
 
 namespace cedana::image {
 
+// The most files our CRIU takes for one image read in place (its patch 0008).
+inline constexpr size_t kCriuInPlaceMaxFiles = 1 << 16;
+
 // `length` bytes of an image lying at `offset` of a stored file (InPlaceImage::files[file]).
 struct StoredRun {
   size_t file = 0;

@@ -264,8 +264,8 @@ Status DirectUnpack::Send(const std::string& name, int pipe_fd) {
   }
 }
 
-// A file per stream at most: our CRIU (patch 0008) takes up to 64 files for an image.
-static_assert(kMaxCheckpointStreams <= 64);
+// A file per stream at most.
+static_assert(kMaxCheckpointStreams <= kCriuInPlaceMaxFiles);
 
 Result<std::optional<InPlaceImage>> DirectUnpack::InPlace(const std::string& name) {
   if (!IsPagesImage(name) || !AllPagesInPlace()) return std::optional<InPlaceImage>();

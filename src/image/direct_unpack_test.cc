@@ -26,6 +26,7 @@ using storage::LocalStore;
 using storage::testing::TempDir;
 using testing::CompressibleBytes;
 using testing::RandomBytes;
+using testing::ReadRuns;
 
 using Files = std::map<std::string, std::string>;
 
@@ -171,18 +172,6 @@ TEST_P(StoredPagesTest, CompletingTheImagesDirWritesEveryPage) {
 INSTANTIATE_TEST_SUITE_P(Codecs, StoredPagesTest, ::testing::Values(Codec::kNone, Codec::kZstd),
                          [](const auto& info) { return std::string(CodecName(info.param)); });
 
-// What CRIU reads of an image in place: each run from its file, in order.
-std::string ReadRuns(const InPlaceImage& image) {
-  std::string out;
-  for (const StoredRun& run : image.runs) {
-    std::string bytes(run.length, '\0');
-    ssize_t n = ::pread(image.files.at(run.file).get(), bytes.data(), bytes.size(),
-                        static_cast<off_t>(run.offset));
-    out += bytes.substr(0, n > 0 ? static_cast<size_t>(n) : 0);
-  }
-  return out;
-}
-
 // Pages of streams that are all stored uncompressed, CRIU reads in place: whole in one stream,
 // or in parts spread over several. The runs handed over hold the image's bytes in order, and
 // each file has a file position of its own.
@@ -208,8 +197,9 @@ TEST_P(InPlaceTest, PagesOfUncompressedStreamsAreReadInPlace) {
     // stream; pages-2 (5 MiB) two.
     const size_t parts = (ImageFiles().at(name).size() + (4 << 20) - 1) >> 22;
     EXPECT_EQ(image.runs.size(), streams > 1 ? parts : 1u);
-    if (streams > 1 && std::string(name) == "pages-1.img")
+    if (streams > 1 && std::string(name) == "pages-1.img") {
       EXPECT_EQ(image.files.size(), static_cast<size_t>(streams));
+    }
     for (const UniqueFd& f : image.files)
       EXPECT_EQ(::lseek(f.get(), 0, SEEK_CUR), 0) << "a file position is shared";
     auto again = u.InPlace(name);  // CRIU opens a pages image twice

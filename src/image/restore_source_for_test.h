@@ -35,6 +35,18 @@ inline Sent SendThroughPipe(DirectRestoreSource& source, const std::string& name
   return sent;
 }
 
+// What CRIU reads of an image in place: each run from its file, in order.
+inline std::string ReadRuns(const InPlaceImage& image) {
+  std::string out;
+  for (const StoredRun& run : image.runs) {
+    std::string bytes(run.length, '\0');
+    ssize_t n = ::pread(image.files.at(run.file).get(), bytes.data(), bytes.size(),
+                        static_cast<off_t>(run.offset));
+    out += bytes.substr(0, n > 0 ? static_cast<size_t>(n) : 0);
+  }
+  return out;
+}
+
 // A store whose WriteFile first removes one chunk, as a sweep of another checkpoint of the label
 // would between a pack's listing and its index.
 class SweptMeanwhileStore : public storage::LocalStore {

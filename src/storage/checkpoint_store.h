@@ -14,6 +14,7 @@
 
 #include "common/config.h"
 #include "common/result.h"
+#include "common/unique_fd.h"
 #include "storage/byte_io.h"
 
 namespace cedana::storage {
@@ -111,12 +112,19 @@ class CheckpointStore {
   virtual Result<std::string> ReadFile(const CheckpointRef& ref, const std::string& name,
                                        size_t max_bytes) = 0;
 
-  // The label's chunks (ChunkRef). ReadChunk: kNotFound when missing, kInvalidArgument past
-  // `max_bytes`. ListChunks: the digests stored, in no order (an empty list when none are).
-  // DeleteChunk: missing is fine.
+  // The label's chunks (ChunkRef). ReadChunk: the stored bytes into `*into`, whose memory is
+  // reused (a restore reads thousands of chunks: fresh memory for each cost more than the
+  // copy); kNotFound when missing, kInvalidArgument past `max_bytes`. ListChunks: the digests
+  // stored, in no order (an empty list when none are). DeleteChunk: missing is fine.
   virtual Result<std::unique_ptr<ChunkWriter>> WriteChunks(const std::string& owner,
                                                            const std::string& label) = 0;
-  virtual Result<std::string> ReadChunk(const ChunkRef& chunk, size_t max_bytes) = 0;
+  virtual Status ReadChunk(const ChunkRef& chunk, size_t max_bytes, std::string* into) = 0;
+  // The stored chunk as a read-only open file, when the store keeps chunks in local files
+  // (nullopt otherwise), resolved as ReadChunk resolves it; kNotFound when missing.
+  virtual Result<std::optional<UniqueFd>> OpenChunk(const ChunkRef& chunk) {
+    (void)chunk;
+    return std::optional<UniqueFd>();
+  }
   virtual Result<std::vector<std::string>> ListChunks(const std::string& owner,
                                                       const std::string& label) = 0;
   virtual Status DeleteChunk(const ChunkRef& chunk) = 0;

@@ -244,11 +244,10 @@ Result<std::unique_ptr<ByteSource>> LocalStore::OpenStream(const CheckpointRef& 
   return std::unique_ptr<ByteSource>(std::make_unique<FileSource>(std::move(fd), std::move(path)));
 }
 
-// A small file below the root (a manifest, a lineage record) at `rel`. Owners' directories may
-// be theirs to change (unprivileged mode): the whole of `rel` is resolved without symlinks, and
-// opened O_NONBLOCK so that a FIFO in its place cannot block us. kNotFound when it is missing.
-Result<std::string> LocalStore::ReadSmallFile(const std::string& rel, std::string_view what,
-                                              size_t max_bytes) const {
+// The regular file at `rel` below the root, read-only. Owners' directories may be theirs to
+// change (unprivileged mode): the whole of `rel` is resolved without symlinks, and opened
+// O_NONBLOCK so that a FIFO in its place cannot block us. kNotFound when it is missing.
+Result<UniqueFd> LocalStore::OpenBelowRoot(const std::string& rel) const {
   const std::string path = root_ + "/" + rel;
   UniqueFd root(::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root.valid()) return ErrnoStatus(errno, "opening checkpoint dir " + root_);
@@ -263,10 +262,30 @@ Result<std::string> LocalStore::ReadSmallFile(const std::string& rel, std::strin
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, "stat " + path);
   if (!S_ISREG(st.st_mode)) return InvalidArgumentError(path + " is not a regular file");
+  return fd;
+}
+
+// A small file below the root (a manifest, a lineage record, a chunk) at `rel`, opened as
+// OpenBelowRoot opens it.
+Result<std::string> LocalStore::ReadSmallFile(const std::string& rel, std::string_view what,
+                                              size_t max_bytes) const {
+  std::string data;
+  CEDANA_RETURN_IF_ERROR(ReadSmallFileInto(rel, what, max_bytes, &data));
+  return data;
+}
+
+Status LocalStore::ReadSmallFileInto(const std::string& rel, std::string_view what,
+                                     size_t max_bytes, std::string* into) const {
+  const std::string path = root_ + "/" + rel;
+  CEDANA_ASSIGN_OR_RETURN(UniqueFd fd, OpenBelowRoot(rel));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, "stat " + path);
   if (static_cast<uint64_t>(st.st_size) > max_bytes)
     return InvalidArgumentError(
         fmt::format("{} is {} bytes, more than {} may be ({})", path, st.st_size, what, max_bytes));
-  std::string data(static_cast<size_t>(st.st_size), '\0');
+  // Shrinking a string keeps its memory; only what grows past its last size is filled first.
+  std::string& data = *into;
+  data.resize(static_cast<size_t>(st.st_size));
   size_t got = 0;
   while (got < data.size()) {
     ssize_t n = ::read(fd.get(), data.data() + got, data.size() - got);
@@ -276,7 +295,7 @@ Result<std::string> LocalStore::ReadSmallFile(const std::string& rel, std::strin
     got += static_cast<size_t>(n);
   }
   data.resize(got);
-  return data;
+  return OkStatus();
 }
 
 Result<std::string> LocalStore::ReadManifest(const CheckpointRef& ref) {
@@ -319,6 +338,11 @@ Result<std::string> LocalStore::ReadFile(const CheckpointRef& ref, const std::st
   return ReadSmallFile(ref.Path() + "/" + name, "a checkpoint's " + name, max_bytes);
 }
 
+// A chunk's path below the root.
+std::string LocalStore::ChunkPath(const ChunkRef& chunk) {
+  return chunk.owner + "/" + chunk.label + "/" + kChunksDirName + "/" + chunk.digest;
+}
+
 std::string LocalStore::ChunksDir(const std::string& owner, const std::string& label) const {
   return root_ + "/" + owner + "/" + label + "/" + kChunksDirName;
 }
@@ -332,10 +356,15 @@ Result<std::unique_ptr<ChunkWriter>> LocalStore::WriteChunks(const std::string& 
   return std::unique_ptr<ChunkWriter>(std::make_unique<LocalChunkWriter>(std::move(dir)));
 }
 
-Result<std::string> LocalStore::ReadChunk(const ChunkRef& chunk, size_t max_bytes) {
+Status LocalStore::ReadChunk(const ChunkRef& chunk, size_t max_bytes, std::string* into) {
   CEDANA_RETURN_IF_ERROR(ValidateChunk(chunk));
-  return ReadSmallFile(chunk.owner + "/" + chunk.label + "/" + kChunksDirName + "/" + chunk.digest,
-                       "a chunk", max_bytes);
+  return ReadSmallFileInto(ChunkPath(chunk), "a chunk", max_bytes, into);
+}
+
+Result<std::optional<UniqueFd>> LocalStore::OpenChunk(const ChunkRef& chunk) {
+  CEDANA_RETURN_IF_ERROR(ValidateChunk(chunk));
+  CEDANA_ASSIGN_OR_RETURN(UniqueFd fd, OpenBelowRoot(ChunkPath(chunk)));
+  return std::optional<UniqueFd>(std::move(fd));
 }
 
 Result<std::vector<std::string>> LocalStore::ListChunks(const std::string& owner,

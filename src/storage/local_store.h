@@ -47,7 +47,8 @@ class LocalStore : public CheckpointStore {
   // published, then renamed to their digests: one sync per checkpoint, not one per chunk.
   Result<std::unique_ptr<ChunkWriter>> WriteChunks(const std::string& owner,
                                                    const std::string& label) override;
-  Result<std::string> ReadChunk(const ChunkRef& chunk, size_t max_bytes) override;
+  Status ReadChunk(const ChunkRef& chunk, size_t max_bytes, std::string* into) override;
+  Result<std::optional<UniqueFd>> OpenChunk(const ChunkRef& chunk) override;
   Result<std::vector<std::string>> ListChunks(const std::string& owner,
                                               const std::string& label) override;
   // Removes the chunk, then the chunks, label and owner dirs if they became empty.
@@ -62,9 +63,14 @@ class LocalStore : public CheckpointStore {
   std::string CheckpointDir(const CheckpointRef& ref) const;
 
  private:
+  Result<UniqueFd> OpenBelowRoot(const std::string& rel) const;
+  static std::string ChunkPath(const ChunkRef& chunk);
   // `what` names the file's kind in the error when it is larger than `max_bytes`.
   Result<std::string> ReadSmallFile(const std::string& rel, std::string_view what,
                                     size_t max_bytes = kMaxManifestBytes) const;
+  // The same into `*into`, reusing its memory.
+  Status ReadSmallFileInto(const std::string& rel, std::string_view what, size_t max_bytes,
+                           std::string* into) const;
   std::string ChunksDir(const std::string& owner, const std::string& label) const;
   // The checkpoint dirs under owner/label (all when not given) that do (committed) or do not
   // hold a manifest.json.

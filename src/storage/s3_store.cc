@@ -376,9 +376,11 @@ Result<std::unique_ptr<ChunkWriter>> S3Store::WriteChunks(const std::string& own
       std::make_unique<S3ChunkWriter>(client_, ChunksPrefix(owner, label)));
 }
 
-Result<std::string> S3Store::ReadChunk(const ChunkRef& chunk, size_t max_bytes) {
+Status S3Store::ReadChunk(const ChunkRef& chunk, size_t max_bytes, std::string* into) {
   CEDANA_RETURN_IF_ERROR(ValidateChunk(chunk));
-  return client_->GetObject(ChunksPrefix(chunk.owner, chunk.label) + chunk.digest, max_bytes);
+  CEDANA_ASSIGN_OR_RETURN(
+      *into, client_->GetObject(ChunksPrefix(chunk.owner, chunk.label) + chunk.digest, max_bytes));
+  return OkStatus();
 }
 
 Result<std::vector<std::string>> S3Store::ListChunks(const std::string& owner,

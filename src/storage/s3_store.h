@@ -46,7 +46,7 @@ class S3Store : public CheckpointStore {
   // A chunk is one PUT, durable and visible when it returns; Publish has nothing left to do.
   Result<std::unique_ptr<ChunkWriter>> WriteChunks(const std::string& owner,
                                                    const std::string& label) override;
-  Result<std::string> ReadChunk(const ChunkRef& chunk, size_t max_bytes) override;
+  Status ReadChunk(const ChunkRef& chunk, size_t max_bytes, std::string* into) override;
   Result<std::vector<std::string>> ListChunks(const std::string& owner,
                                               const std::string& label) override;
   Status DeleteChunk(const ChunkRef& chunk) override;

@@ -141,14 +141,14 @@ cli_quiet() {
 dump_id() { cli_quiet dump "$@"; }
 restore_id() { cli_quiet restore "$@"; }
 # holds_no_stored_stream PID: neither the process nor its children have a checkpoint's stored
-# stream open (CRIU is given them to read pages in place; its restorer closes them).
+# stream or chunk open (CRIU is given them to read pages in place; its restorer closes them).
 holds_no_stored_stream() {
   local p fd target
   [ -n "$1" ] && [ -d /proc/"$1" ] || { echo "no process $1 to look at" >&2; return 1; }
   for p in "$1" $(cat /proc/"$1"/task/*/children 2>/dev/null); do
     for fd in /proc/"$p"/fd/*; do
       target=$(readlink "$fd") || continue
-      if [[ $target == */stream-[0-9]* ]]; then
+      if [[ $target == */stream-[0-9]* || $target == */.chunks/* ]]; then
         echo "pid $p holds $target" >&2
         return 1
       fi
@@ -163,7 +163,7 @@ check_memstate_restore() {
   local r
   r=$(restore_id "$2")
   check "$1: restore" test -n "$r"
-  check "$1: the restored processes hold no stored stream open" \
+  check "$1: the restored processes hold no stored stream or chunk open" \
     holds_no_stored_stream "$(wl_field "$r" pid)"
   touch "$3"
   check "$1: restored workload finished" wait_for 120 is_status "$r" "exited"
