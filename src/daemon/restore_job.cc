@@ -177,7 +177,10 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool direct) {
   CEDANA_RETURN_IF_ERROR(
       CheckPartsCommitted(store_, m.owner, m.workload.value("steps", nlohmann::json::array())));
   const auto began = std::chrono::steady_clock::now();
-  const std::string images_name = "restore-" + m.id + "-" + NewId("");
+  // Not named after the checkpoint: CRIU reaches a direct restore's images through a unix
+  // socket in this dir (107 bytes at most), and the id's 25 bytes kept work dirs of 47 to 71
+  // bytes from restoring directly.
+  const std::string images_name = "restore-" + NewId("");
   const std::string images_dir = node_.config().node.work_dir + "/" + images_name;
   CEDANA_ASSIGN_OR_RETURN(WorkloadSpec spec, RestoredSpec(node_, m, o_, images_dir));
   node_.ClaimWorkDir(images_name);

@@ -20,8 +20,8 @@ namespace cedana::image {
 Result<ChunkIndex> ReadVerifiedIndex(storage::CheckpointStore& store,
                                      const storage::CheckpointRef& ref, const ChunkIndexInfo& want);
 
-// Where ReadVerifiedChunk reads a chunk, kept from chunk to chunk: a restore reads thousands,
-// and fresh memory for each cost this VM more than the copies (docs/architecture.md).
+// Where ReadVerifiedChunk reads a chunk, kept from chunk to chunk: a restore reads thousands of
+// chunks into a few of these.
 struct ChunkBuffer {
   std::string stored;   // the chunk as stored
   std::string decoded;  // its bytes, when it was stored compressed

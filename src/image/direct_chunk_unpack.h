@@ -59,7 +59,7 @@ class DirectChunkUnpack : public DirectRestoreSource {
   const ChunkedFile* PagesFile(const std::string& name) const;
   Status SendChunks(const ChunkedFile& file, int pipe_fd);
   // The chunk files of `file`, open, if every one is stored raw at the size its entry says.
-  Result<std::optional<std::vector<UniqueFd>>> OpenRawChunks(const ChunkedFile& file);
+  std::optional<std::vector<UniqueFd>> OpenRawChunks(const ChunkedFile& file);
   // Checks chunks first, first + kChecksPerImage, ... of `file`, read from `files` (its chunk
   // files), as ReadVerifiedChunk does.
   void VerifyInPlace(const ChunkedFile& file, const std::vector<UniqueFd>& files, size_t first);
@@ -80,6 +80,7 @@ class DirectChunkUnpack : public DirectRestoreSource {
   bool cancelled_ = false;           // guarded by mu_
   Status failure_;                   // guarded by mu_
   std::vector<std::thread> checks_;  // guarded by mu_
+  bool unchecked_ = false;  // a check of an image read in place stopped early; guarded by mu_
 
   // Each pages image CRIU asked to read in place: its chunk files, open until the end, or
   // nullopt when it goes through a pipe (the same answer every time).

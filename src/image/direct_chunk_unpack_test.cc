@@ -171,6 +171,18 @@ TEST_F(DirectChunkUnpackTest, AnAlteredChunkReadInPlaceFailsTheFinish) {
       << finished.ToString();
 }
 
+// A restore cancelled while CRIU reads in place: what was left unchecked keeps the tree from
+// running (the Finish fails, though no chunk was found altered).
+TEST_F(DirectChunkUnpackTest, ChunksLeftUncheckedByACancelFailTheFinish) {
+  auto unpack = Start();
+  ASSERT_NE(unpack, nullptr);
+  ASSERT_TRUE(unpack->WaitForHeads().ok());
+  unpack->Cancel();
+  auto image = unpack->InPlace("pages-3.img");
+  ASSERT_TRUE(image.has_value() && image->has_value());
+  EXPECT_EQ(unpack->Finish().code(), Code::kAborted);
+}
+
 // Only a chunk whose header says it is stored raw is read in place: one that says it is
 // compressed goes through the pipe, whose decoder refuses it.
 TEST_F(DirectChunkUnpackTest, AChunkThatSaysItIsCompressedIsNotReadInPlace) {

@@ -113,8 +113,8 @@ class CheckpointStore {
                                        size_t max_bytes) = 0;
 
   // The label's chunks (ChunkRef). ReadChunk: the stored bytes into `*into`, whose memory is
-  // reused (a restore reads thousands of chunks: fresh memory for each cost more than the
-  // copy); kNotFound when missing, kInvalidArgument past `max_bytes`. ListChunks: the digests
+  // reused where the store can (a restore reads thousands of chunks into a few buffers);
+  // kNotFound when missing, kInvalidArgument past `max_bytes`. ListChunks: the digests
   // stored, in no order (an empty list when none are). DeleteChunk: missing is fine.
   virtual Result<std::unique_ptr<ChunkWriter>> WriteChunks(const std::string& owner,
                                                            const std::string& label) = 0;
