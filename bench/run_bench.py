@@ -542,7 +542,12 @@ def report(results, path_md, path_png):
               "- *dedup-direct* rows (measured from 2026-12-05 on) are `checkpoint.dedup` and `checkpoint.direct` "
               "together: the pages are cut into content-addressed chunks as CRIU hands them over, each compressed "
               "and stored as its own object, the other images go into the streams. Each is its label's first "
-              "checkpoint, so every chunk is stored; the restore serves CRIU the pages from the chunks.",
+              "checkpoint, so every chunk is stored; the restore serves CRIU the pages from the chunks. Until "
+              "2026-12-07 09:40 UTC these restores unpacked every chunk into the images dir first, never "
+              "directly: the bench's work dir for them was too long for CRIU's socket in a restore dir named "
+              "after the checkpoint (the daemon logged it; restore dirs are no longer named so). From then on "
+              "CRIU reads pages whose chunks are all stored raw (random, doubles) in place, from the chunk "
+              "files, and gets the others through a pipe.",
               "- *restore / criu restore*: from 2026-12-06 on, each of our restores is paired with a plain "
               "`criu restore` of a dump of the same workload, run right before or after it (alternately), caches "
               "dropped before each, and the row's ratio is of the two medians: this VM's restore times swing "
