@@ -30,6 +30,12 @@ using testing::SendThroughPipe;
 class DirectChunkUnpackTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // Reading in place holds a descriptor per chunk file: like the daemon, use the hard limit
+    // (a shell's soft one may be 1024, which leaves no room).
+    rlimit files{};
+    ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &files), 0);
+    files.rlim_cur = files.rlim_max;
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &files), 0);
     pages_ = RandomBytes(20 << 20, 31) + CompressibleBytes(12 << 20);
     raw_pages_ = RandomBytes(24 << 20, 32);
     ASSERT_TRUE(fs::MakeDirs(images_, 0700).ok());

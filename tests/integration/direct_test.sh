@@ -83,27 +83,27 @@ full_store_case off-full
 check "off: the daemon removed the dumps' and restores' images dirs as theirs, not as leftovers" \
   bash -c "! grep -q 'images dirs no dump or restore uses' '$T/daemon.log'"
 
+# restore_under TAG WORK_DIR: a default dump restored by a daemon whose checkpoint.work_dir is
+# WORK_DIR (restarted so); sets ck.
+restore_under() {
+  stop_daemon
+  start_daemon CEDANA_CHECKPOINT_DIRECT=0 CEDANA_CHECKPOINT_WORK_DIR="$2" || exit 1
+  w=$(start_memstate "$1" 64)
+  ck=$(dump_id "$w" --compression lz4 --streams 2)
+  check "$1: dump (work dir of ${#2} bytes)" test -n "$ck"
+  restore_and_check "$1" "$ck"
+}
+
 # A work dir of 64 bytes: a restore's images dir is not named after the checkpoint, so CRIU's
 # socket in it still fits (with the id in its name, 46 bytes was the most).
-mid_work="$T/$(head -c $((63 - ${#T})) /dev/zero | tr '\0' w)"
-stop_daemon
-start_daemon CEDANA_CHECKPOINT_DIRECT=0 CEDANA_CHECKPOINT_WORK_DIR="$mid_work" || exit 1
-w=$(start_memstate mid-work 64)
-ck=$(dump_id "$w" --compression lz4 --streams 2)
-check "mid-work: dump (work dir of ${#mid_work} bytes)" test -n "$ck"
-restore_and_check mid-work "$ck"
+restore_under mid-work "$T/$(head -c $((63 - ${#T})) /dev/zero | tr '\0' w)"
 check "mid-work: the restore was direct" \
   grep -q "checkpoint $ck restored as workload .*(pid [0-9]*, direct" "$T/daemon.log"
 
 # A work dir too long for CRIU's image-streamer socket: the checkpoint restores after a full
 # unpack (not refused), and a direct dump says what to change.
 long_work="$T/a-work-dir-whose-path-is-long-enough-to-pass-the-unix-socket-limit"
-stop_daemon
-start_daemon CEDANA_CHECKPOINT_DIRECT=0 CEDANA_CHECKPOINT_WORK_DIR="$long_work" || exit 1
-w=$(start_memstate long-work 64)
-ck=$(dump_id "$w" --compression lz4 --streams 2)
-check "long-work: dump" test -n "$ck"
-restore_and_check long-work "$ck"
+restore_under long-work "$long_work"
 check "long-work: the restore says why it unpacked first" \
   grep -q "too long a path for CRIU's image streamer .*unpacking first" "$T/daemon.log"
 stop_daemon
