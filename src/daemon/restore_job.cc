@@ -178,7 +178,7 @@ Result<RestoreOutcome> RestoreAttempt::Run(bool direct) {
       CheckPartsCommitted(store_, m.owner, m.workload.value("steps", nlohmann::json::array())));
   const auto began = std::chrono::steady_clock::now();
   // Not named after the checkpoint: CRIU reaches a direct restore's images through a unix
-  // socket in this dir (107 bytes at most), and the id's 25 bytes kept work dirs of 47 to 71
+  // socket in this dir (107 bytes at most), and the id's 25 bytes kept work dirs of 47 to 70
   // bytes from restoring directly.
   const std::string images_name = "restore-" + NewId("");
   const std::string images_dir = node_.config().node.work_dir + "/" + images_name;

@@ -2,8 +2,8 @@
 // read from the label's chunks as CRIU asks for them, instead of first written into the images
 // dir (docs/architecture.md, *Restore sequence*). The streams (every image but the pages) are
 // unpacked and verified first. A pages image whose chunks are all stored raw in a local dir is
-// read by CRIU in place, a run per chunk file (InPlace), while a thread of ours reads the same
-// open files and checks every chunk against its digest; Finish waits for it. Any other pages
+// read by CRIU in place, a run per chunk file (InPlace), while threads of ours read the same
+// open files and check every chunk against its digest; Finish waits for them. Any other pages
 // image goes to CRIU through a pipe chunk by chunk, every chunk checked before a byte of it is
 // written, with a few chunks read ahead. DirectRestoreSource says what each call guarantees.
 #pragma once
