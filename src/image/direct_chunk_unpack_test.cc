@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
+#include <functional>
+
 #include "common/fs.h"
 #include "image/bytes_for_test.h"
 #include "image/chunk_codec.h"
@@ -57,6 +59,14 @@ class DirectChunkUnpackTest : public ::testing::Test {
     ASSERT_TRUE(fs::MakeDirs(restored_, 0700).ok());
   }
 
+  // Rewrites the stored chunk `digest` with `change` applied to its stored bytes.
+  void AlterChunk(const std::string& digest, const std::function<void(std::string&)>& change) {
+    std::string path = tmp_.Sub("store") + "/alice/train/.chunks/" + digest;
+    std::string stored = fs::ReadFile(path).value();
+    change(stored);
+    ASSERT_TRUE(fs::WriteFileAtomic(path, stored, 0600).ok());
+  }
+
   std::unique_ptr<DirectChunkUnpack> Start() {
     auto unpack = DirectChunkUnpack::Start(store_, ref_, manifest_, restored_);
     EXPECT_TRUE(unpack.has_value()) << unpack.error().ToString();
@@ -105,10 +115,7 @@ TEST_F(DirectChunkUnpackTest, AnAlteredChunkNeverReachesTheReader) {
   // The third chunk of the pages: the two before it are sent, nothing of it or after it.
   const ChunkEntry& third = chunks.at(2);
   uint64_t before = chunks[0].raw_bytes + chunks[1].raw_bytes;
-  std::string path = tmp_.Sub("store") + "/alice/train/.chunks/" + third.digest;
-  std::string stored = fs::ReadFile(path).value();
-  stored[stored.size() / 2] ^= 1;
-  ASSERT_TRUE(fs::WriteFileAtomic(path, stored, 0600).ok());
+  AlterChunk(third.digest, [](std::string& stored) { stored[stored.size() / 2] ^= 1; });
 
   auto unpack = Start();
   ASSERT_NE(unpack, nullptr);
@@ -157,10 +164,8 @@ TEST_F(DirectChunkUnpackTest, PagesOfChunksStoredRawAreReadInPlace) {
 // an altered chunk must fail the Finish, so that the tree never runs.
 TEST_F(DirectChunkUnpackTest, AnAlteredChunkReadInPlaceFailsTheFinish) {
   const ChunkEntry altered = ChunksOf(tmp_.Sub("store"), "pages-3.img").at(2);
-  std::string path = tmp_.Sub("store") + "/alice/train/.chunks/" + altered.digest;
-  std::string stored = fs::ReadFile(path).value();
-  stored[stored.size() / 2] ^= 1;  // header and size unchanged: still a raw chunk
-  ASSERT_TRUE(fs::WriteFileAtomic(path, stored, 0600).ok());
+  // Header and size unchanged: still a raw chunk.
+  AlterChunk(altered.digest, [](std::string& stored) { stored[stored.size() / 2] ^= 1; });
 
   auto unpack = Start();
   ASSERT_NE(unpack, nullptr);
@@ -193,11 +198,10 @@ TEST_F(DirectChunkUnpackTest, ChunksLeftUncheckedByACancelFailTheFinish) {
 // compressed goes through the pipe, whose decoder refuses it.
 TEST_F(DirectChunkUnpackTest, AChunkThatSaysItIsCompressedIsNotReadInPlace) {
   const ChunkEntry relabelled = ChunksOf(tmp_.Sub("store"), "pages-3.img").at(1);
-  std::string path = tmp_.Sub("store") + "/alice/train/.chunks/" + relabelled.digest;
-  std::string stored = fs::ReadFile(path).value();
-  ASSERT_EQ(stored.substr(0, kChunkHeaderBytes), "cdc1n");
-  stored[4] = 'z';
-  ASSERT_TRUE(fs::WriteFileAtomic(path, stored, 0600).ok());
+  AlterChunk(relabelled.digest, [](std::string& stored) {
+    ASSERT_EQ(stored.substr(0, kChunkHeaderBytes), "cdc1n");
+    stored[4] = 'z';
+  });
 
   auto unpack = Start();
   ASSERT_NE(unpack, nullptr);

@@ -246,8 +246,9 @@ Result<std::unique_ptr<ByteSource>> LocalStore::OpenStream(const CheckpointRef& 
 
 // The regular file at `rel` below the root, read-only. Owners' directories may be theirs to
 // change (unprivileged mode): the whole of `rel` is resolved without symlinks, and opened
-// O_NONBLOCK so that a FIFO in its place cannot block us. kNotFound when it is missing.
-Result<UniqueFd> LocalStore::OpenBelowRoot(const std::string& rel) const {
+// O_NONBLOCK so that a FIFO in its place cannot block us. kNotFound when it is missing. `*st`
+// is its stat.
+Result<UniqueFd> LocalStore::OpenBelowRoot(const std::string& rel, struct stat* st) const {
   const std::string path = root_ + "/" + rel;
   UniqueFd root(::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (!root.valid()) return ErrnoStatus(errno, "opening checkpoint dir " + root_);
@@ -259,9 +260,8 @@ Result<UniqueFd> LocalStore::OpenBelowRoot(const std::string& rel) const {
       return InvalidArgumentError(path + " is reached through a symlink; refusing it");
     return ErrnoStatus(errno, "opening " + path);
   }
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, "stat " + path);
-  if (!S_ISREG(st.st_mode)) return InvalidArgumentError(path + " is not a regular file");
+  if (::fstat(fd.get(), st) != 0) return ErrnoStatus(errno, "stat " + path);
+  if (!S_ISREG(st->st_mode)) return InvalidArgumentError(path + " is not a regular file");
   return fd;
 }
 
@@ -277,9 +277,8 @@ Result<std::string> LocalStore::ReadSmallFile(const std::string& rel, std::strin
 Status LocalStore::ReadSmallFileInto(const std::string& rel, std::string_view what,
                                      size_t max_bytes, std::string* into) const {
   const std::string path = root_ + "/" + rel;
-  CEDANA_ASSIGN_OR_RETURN(UniqueFd fd, OpenBelowRoot(rel));
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) return ErrnoStatus(errno, "stat " + path);
+  CEDANA_ASSIGN_OR_RETURN(UniqueFd fd, OpenBelowRoot(rel, &st));
   if (static_cast<uint64_t>(st.st_size) > max_bytes)
     return InvalidArgumentError(
         fmt::format("{} is {} bytes, more than {} may be ({})", path, st.st_size, what, max_bytes));
@@ -363,7 +362,8 @@ Status LocalStore::ReadChunk(const ChunkRef& chunk, size_t max_bytes, std::strin
 
 Result<std::optional<UniqueFd>> LocalStore::OpenChunk(const ChunkRef& chunk) {
   CEDANA_RETURN_IF_ERROR(ValidateChunk(chunk));
-  CEDANA_ASSIGN_OR_RETURN(UniqueFd fd, OpenBelowRoot(ChunkPath(chunk)));
+  struct stat st {};
+  CEDANA_ASSIGN_OR_RETURN(UniqueFd fd, OpenBelowRoot(ChunkPath(chunk), &st));
   return std::optional<UniqueFd>(std::move(fd));
 }
 

@@ -5,6 +5,8 @@
 // sink/source is used by one thread.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -63,7 +65,7 @@ class LocalStore : public CheckpointStore {
   std::string CheckpointDir(const CheckpointRef& ref) const;
 
  private:
-  Result<UniqueFd> OpenBelowRoot(const std::string& rel) const;
+  Result<UniqueFd> OpenBelowRoot(const std::string& rel, struct stat* st) const;
   static std::string ChunkPath(const ChunkRef& chunk);
   // `what` names the file's kind in the error when it is larger than `max_bytes`.
   Result<std::string> ReadSmallFile(const std::string& rel, std::string_view what,
