@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <ctime>
+#include <unordered_set>
 
 #include "common/unique_fd.h"
 
@@ -152,6 +153,15 @@ Result<std::optional<ParsedHeader>> ParseHeader(const UstarHeader& h, uint64_t p
       ParsedHeader{std::move(name), std::move(entry), size, static_cast<uint32_t>(mode)});
 }
 
+// An archive names each entry once: a stream's entries are distinct files or distinct parts of
+// one. A name seen again is a corrupt archive (a decoder fed altered bytes can repeat an earlier,
+// well-formed header), and is reported as one rather than as the file that already exists.
+Status AdmitOnce(std::unordered_set<std::string>* seen, const std::string& name) {
+  if (!seen->insert(name).second)
+    return AbortedError("tar: entry \"" + name + "\" appears twice (corrupt archive)");
+  return OkStatus();
+}
+
 }  // namespace
 
 bool IsSafeImageName(const std::string& name) {
@@ -273,6 +283,7 @@ Status TarReader::ReadFull(void* data, size_t size) {
 
 Result<std::vector<std::string>> TarReader::ExtractAll(const std::string& dir) {
   std::vector<std::string> names;
+  std::unordered_set<std::string> seen;
   for (;;) {
     UstarHeader h;
     uint64_t entry_position = position_;
@@ -281,6 +292,7 @@ Result<std::vector<std::string>> TarReader::ExtractAll(const std::string& dir) {
     CEDANA_ASSIGN_OR_RETURN(std::optional<ParsedHeader> parsed,
                             ParseHeader(h, entry_position, names.size()));
     if (!parsed) return names;
+    CEDANA_RETURN_IF_ERROR(AdmitOnce(&seen, parsed->name));
     if (observer_) CEDANA_RETURN_IF_ERROR(observer_->Admit(parsed->entry));
     CEDANA_RETURN_IF_ERROR(ExtractFile(dir, parsed->entry.file, parsed->size, parsed->mode,
                                        parsed->entry.part_offset));
@@ -290,6 +302,7 @@ Result<std::vector<std::string>> TarReader::ExtractAll(const std::string& dir) {
 
 Result<std::vector<TarListedEntry>> ListTarEntries(int fd) {
   std::vector<TarListedEntry> entries;
+  std::unordered_set<std::string> seen;
   for (uint64_t position = 0;;) {
     UstarHeader h;
     ssize_t n = ::pread(fd, &h, sizeof h, static_cast<off_t>(position));
@@ -300,6 +313,7 @@ Result<std::vector<TarListedEntry>> ListTarEntries(int fd) {
     CEDANA_ASSIGN_OR_RETURN(std::optional<ParsedHeader> parsed,
                             ParseHeader(h, position, entries.size()));
     if (!parsed) return entries;
+    CEDANA_RETURN_IF_ERROR(AdmitOnce(&seen, parsed->name));
     entries.push_back(TarListedEntry{parsed->entry, parsed->size});
     position += TarEntrySize(parsed->size);
   }

@@ -80,7 +80,7 @@ struct TarListedEntry {
 };
 // The entries of the archive in the regular file `fd`, read header by header up to the
 // end-of-archive marker (each entry's data skipped, so nothing of it is checked); the same
-// errors as ExtractAll for a corrupt header or an archive that ends early.
+// errors as ExtractAll for a corrupt header, a repeated entry name or an archive that ends early.
 Result<std::vector<TarListedEntry>> ListTarEntries(int fd);
 
 // Follows an extraction as it happens (a direct restore serves files while they are written).
@@ -112,7 +112,8 @@ class TarReader {
   // (TarPartName) is written at its offset into its file, which other parts (maybe from other
   // readers, in parallel) share. kInvalidArgument
   // for entries that are not regular files or whose names contain '/' or '..'; kAborted for a
-  // corrupt header or an archive that ends early. Returns the names extracted.
+  // corrupt header, an entry name the archive already had, or an archive that ends early.
+  // Returns the names extracted.
   Result<std::vector<std::string>> ExtractAll(const std::string& dir);
 
  private:

@@ -145,6 +145,41 @@ TEST(TarTest, CorruptOrTruncatedArchiveIsAborted) {
   EXPECT_EQ(Extract("", tmp.Sub("o3")).error().code(), Code::kAborted);
 }
 
+// A decoder fed altered bytes can repeat an earlier, well-formed header. That is a corrupt
+// archive, whichever kind of entry it repeats, not a file that happens to exist already.
+TEST(TarTest, AnEntryRepeatedInTheArchiveIsAborted) {
+  TempDir tmp;
+  MakeFiles(tmp.Sub("in"), {{"core-1.img", "core"}, {"pages-1.img", "0123456789"}});
+  std::string out;
+  StringSink sink(&out);
+  TarWriter tar(&sink);
+  ASSERT_TRUE(tar.AddFile(tmp.Sub("in"), "core-1.img").ok());
+  ASSERT_TRUE(tar.AddFilePart(tmp.Sub("in"), "pages-1.img", 4, 6).ok());
+  const std::string entries = out;
+  ASSERT_TRUE(tar.Finish().ok());
+  const std::string trailer = out.substr(entries.size());
+  const std::string core = entries.substr(0, TarEntrySize(4));
+  const std::string part = entries.substr(TarEntrySize(4));
+
+  for (const auto& [repeated, archive] :
+       {std::pair{std::string("core-1.img"), entries + core + trailer},
+        std::pair{TarPartName("pages-1.img", 4), entries + part + trailer}}) {
+    const std::string dir = tmp.Sub("out-" + repeated);
+    auto extracted = Extract(archive, dir);
+    ASSERT_FALSE(extracted.has_value()) << repeated;
+    EXPECT_EQ(extracted.error().code(), Code::kAborted) << extracted.error().ToString();
+    EXPECT_EQ(extracted.error().message(),
+              "tar: entry \"" + repeated + "\" appears twice (corrupt archive)");
+
+    ASSERT_TRUE(fs::WriteFileAtomic(tmp.Sub("archive"), archive, 0600).ok());
+    UniqueFd fd(::open(tmp.Sub("archive").c_str(), O_RDONLY | O_CLOEXEC));
+    ASSERT_TRUE(fd.valid());
+    auto listed = ListTarEntries(fd.get());
+    ASSERT_FALSE(listed.has_value()) << repeated;
+    EXPECT_EQ(listed.error().message(), extracted.error().message());
+  }
+}
+
 TEST(TarTest, ExistingFileIsNotOverwritten) {
   TempDir tmp;
   Files files = {{"a.img", "new"}};
