@@ -286,6 +286,20 @@ class Daemon:
         peak = re.search(r"peak buffer (\d+) MiB", lines[-1])
         return int(m.group(1)) / 1000, int(m.group(2)) / 1000, int(peak.group(1)) if peak else 0
 
+    def restore_kind(self, checkpoint):
+        """How the daemon restored `checkpoint`, from its log: "direct", "direct, pages read in
+        place", "unpacked first", or "direct failed, unpacked first". A restore that could not go
+        direct (a work dir too long for CRIU's socket) looks like a slow direct one otherwise."""
+        lines = [l for l in open(f"{self.home}/daemon.log") if checkpoint in l]
+        done = [l for l in lines if f" restore: checkpoint {checkpoint} restored as workload " in l]
+        if not done:
+            raise RuntimeError(f"the daemon logged no restore of {checkpoint}")
+        if "direct, heads" in done[-1]:
+            return "direct, pages read in place" if " read in place" in done[-1] else "direct"
+        if any(f"direct restore of {checkpoint} failed" in l for l in lines):
+            return "direct failed, unpacked first"
+        return "unpacked first"
+
     def reset_peak_rss(self):
         with open(f"/proc/{self.proc.pid}/clear_refs", "w") as f:
             f.write("5")  # resets VmHWM to the current RSS
@@ -341,6 +355,7 @@ def ours_once(d, w, codec, streams, ck_dir, paired_img=None, plain_first=False):
     d.reset_peak_rss()
     t_rs, restore_cpu, rid = timed_cpu(lambda: d.cli(*rargs))
     restore_rss = d.peak_rss_mib()
+    restore_kind = d.restore_kind(ck)
     d.cli("kill", rid)
     d.wait_work_dir_empty()
     if paired_img and not plain_first:
@@ -350,7 +365,7 @@ def ours_once(d, w, codec, streams, ck_dir, paired_img=None, plain_first=False):
     d.cli("checkpoints", "delete", ck, *(["--dir", ck_dir] if ck_dir else []))
     r = {"frozen": frozen, "checkpoint": total, "restore": t_rs, "size": size, "peak_mib": peak_mib,
          "daemon_rss_dump_mib": dump_rss, "daemon_rss_restore_mib": restore_rss,
-         "checkpoint_cpu": dump_cpu, "restore_cpu": restore_cpu}
+         "checkpoint_cpu": dump_cpu, "restore_cpu": restore_cpu, "restore_kind": restore_kind}
     if plain is not None:
         r["restore_plain_paired"], r["restore_plain_paired_cpu"] = plain
         # Per pair: both restores of a pair met the same VM, so the median of these ratios
@@ -469,6 +484,16 @@ def target_row(w, prefix, name):
     return f"| {name} | " + " | ".join(cells) + " |"
 
 
+def restore_kinds(w):
+    """"kind: rows; ..." for the rows that recorded how their restores ran (measured from
+    2026-12-07 12:30 UTC on); a row whose runs differed is listed under each kind."""
+    rows = {}
+    for key, o in w["ours"].items():
+        for kind in o.get("restore_kind", []):
+            rows.setdefault(kind, []).append(key)
+    return "; ".join(f"{kind}: {', '.join(keys)}" for kind, keys in sorted(rows.items()))
+
+
 def report(results, path_md, path_png):
     L = results["limits"]
     lines = ["# Benchmarks", "",
@@ -516,6 +541,9 @@ def report(results, path_md, path_png):
         if peaks:
             lines += ["", "Peak image data buffered (MiB, max of the runs; "
                       f"checkpoint.memory_limit_mib {MEMORY_LIMIT_MIB}): " + ", ".join(peaks) + "."]
+        kinds = restore_kinds(w)
+        if kinds:
+            lines += ["", "How the restores ran (the daemon's log): " + kinds + "."]
         lines.append("")
     lines += targets_section(results)
     lines += ["## Plot", "", f"![checkpoint throughput against memory size]({os.path.relpath(path_png, ROOT)})", "",
@@ -547,7 +575,10 @@ def report(results, path_md, path_png):
               "directly: the bench's work dir for them was too long for CRIU's socket in a restore dir named "
               "after the checkpoint (the daemon logged it; restore dirs are no longer named so). From then on "
               "CRIU reads pages whose chunks are all stored raw (random, doubles) in place, from the chunk "
-              "files, and gets the others through a pipe.",
+              "files, and gets the others through a pipe. Workloads measured from 2026-12-07 12:30 UTC on say "
+              "under their table how each row's restores ran, from the daemon's log: directly (pages read in "
+              "place or not) or unpacked first (a tree of more processes than cores, or a direct restore that "
+              "could not start).",
               "- *restore / criu restore*: from 2026-12-06 on, each of our restores is paired with a plain "
               "`criu restore` of a dump of the same workload, run right before or after it (alternately), caches "
               "dropped before each, and the row's ratio is of the two medians: this VM's restore times swing "
@@ -684,7 +715,8 @@ def main():
                 log(f"{w.name}: {key}")
                 runs = [ours_once(daemon, w, codec, streams, ck, paired_img, i % 2 == 1) for i in range(args.runs)]
                 reap_all()
-                entry["ours"][key] = {k: stats([r[k] for r in runs]) for k in runs[0]}
+                entry["ours"][key] = {k: stats([r[k] for r in runs]) for k in runs[0] if k != "restore_kind"}
+                entry["ours"][key]["restore_kind"] = sorted({r["restore_kind"] for r in runs})
 
             targets = [("local", None)]
             if rgw_dir and w.mib == 1024 and w.kind == "typical" and not w.children:
