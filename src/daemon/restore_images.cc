@@ -15,11 +15,13 @@
 namespace cedana::daemon {
 namespace {
 
-// CRIU restores each process on its own core. With more processes than cores it keeps them all
-// busy, and an unpack beside it only slows it down: a direct restore adds a copy through a pipe and
-// gains nothing (1 GiB in 8 processes on 2 cores, 5 restores each: 4.5 s direct, 4.2 s
-// unpacked first, medians). Counted from the heads (pagemap-<id>.img, one per process with
-// memory); not more than the cores, as a job script and its `sleep`, still streams.
+// CRIU restores each process on its own core, and with more processes than cores keeps them all
+// busy. A deduplicated checkpoint's compressed chunks, each decoded as CRIU asks for it and sent
+// through a pipe, then restore slower than an images dir unpacked first: 1 GiB of typical data
+// in 8 processes on 2 cores, lz4 x4, 6 alternating pairs, caches dropped: 1.42 s direct against
+// 1.16 s, medians. From streams, whose threads unpack at their own pace, direct is as fast or
+// faster (lz4 x4 0.79 against 1.04 s, zstd x4 0.96/0.97, gzip x4 2.33/2.35), and stays so.
+// Counted from the heads (pagemap-<id>.img, one per process with memory).
 bool CriuUsesEveryCore(const std::string& images_dir) {
   auto names = fs::ListDir(images_dir);
   if (!names.has_value()) return false;
@@ -68,16 +70,16 @@ class Images : public RestoreImages {
   Status Unpack() override {
     AsFileUser as(setup_.store_uid, setup_.store_gid);  // the unpack's threads inherit it
     if (try_direct_ && SocketFits()) {
-      Result<std::unique_ptr<image::DirectRestoreSource>> started = StartDirect();
+      image::DirectChunkUnpack* chunks = nullptr;
+      Result<std::unique_ptr<image::DirectRestoreSource>> started = StartDirect(&chunks);
       if (started.has_value()) {
         unpack_ = std::move(started).value();
         if (Status heads = unpack_->WaitForHeads(); !heads.ok()) {
           Cancel();
           return heads;
         }
-        // Pages read in place cost CRIU no copy: the direct restore only adds the hash beside it.
-        if (unpack_->AllPagesInPlace() || !CriuUsesEveryCore(setup_.images_dir)) return OkStatus();
-        Status rest = unpack_->CompleteImagesDir();
+        if (chunks == nullptr || !CriuUsesEveryCore(setup_.images_dir)) return OkStatus();
+        Status rest = chunks->CompleteImagesDir();
         unpack_.reset();
         return rest;  // all unpacked: a plain restore follows
       }
@@ -116,13 +118,18 @@ class Images : public RestoreImages {
   }
 
  private:
-  // A deduplicated checkpoint's pages come from its chunks; any other's from its streams.
-  Result<std::unique_ptr<image::DirectRestoreSource>> StartDirect() const {
+  // A deduplicated checkpoint's pages come from its chunks (`*chunks` then points at the source
+  // returned); any other's from its streams.
+  Result<std::unique_ptr<image::DirectRestoreSource>> StartDirect(
+      image::DirectChunkUnpack** chunks) const {
     std::unique_ptr<image::DirectRestoreSource> source;
     if (setup_.manifest->chunk_index) {
       CEDANA_ASSIGN_OR_RETURN(
-          source, image::DirectChunkUnpack::Start(*setup_.store, setup_.ref, *setup_.manifest,
-                                                  setup_.images_dir, setup_.progress));
+          std::unique_ptr<image::DirectChunkUnpack> chunked,
+          image::DirectChunkUnpack::Start(*setup_.store, setup_.ref, *setup_.manifest,
+                                          setup_.images_dir, setup_.progress));
+      *chunks = chunked.get();
+      source = std::move(chunked);
     } else {
       CEDANA_ASSIGN_OR_RETURN(
           source, image::DirectUnpack::Start(*setup_.store, setup_.ref, *setup_.manifest,

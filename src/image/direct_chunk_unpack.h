@@ -41,8 +41,9 @@ class DirectChunkUnpack : public DirectRestoreSource {
 
   // Unpacks every stream (they hold no pages) and reads the chunk index, all verified.
   Status WaitForHeads() override;
-  // Writes the pages from the chunks into the images dir too.
-  Status CompleteImagesDir() override;
+  // Writes the pages from the chunks into the images dir too, every chunk verified, for a plain
+  // restore instead of a direct one (CRIU then reads the images dir); nothing is served after it.
+  Status CompleteImagesDir();
   Status Finish() override;
   void Cancel() override;
   Status Failure() const override;

@@ -39,9 +39,6 @@ class DirectRestoreSource {
   // Every image that decides what CRIU recreates (credentials, mappings, files) is written and
   // verified, or the first error. Nothing is served before.
   virtual Status WaitForHeads() = 0;
-  // Every image written into the images dir and verified, for a plain restore instead of a
-  // direct one (CRIU then reads the images dir); nothing is served after it.
-  virtual Status CompleteImagesDir() = 0;
   // Every byte served was verified, or the first error (a checksum mismatch says so): only
   // then may the restored tree, which CRIU leaves stopped, run.
   virtual Status Finish() = 0;
@@ -63,9 +60,6 @@ class DirectRestoreSource {
   virtual Result<std::optional<InPlaceImage>> InPlace(const std::string& name) {
     return std::optional<InPlaceImage>();
   }
-  // Every pages image has a place to be read in (InPlace gives one for each, unless the stored
-  // streams were altered). Call after WaitForHeads(). Default: no.
-  virtual bool AllPagesInPlace() const { return false; }
 };
 
 }  // namespace cedana::image

@@ -1,7 +1,6 @@
 #include "image/direct_unpack.h"
 
 #include <fcntl.h>
-#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -373,33 +372,6 @@ Status DirectUnpack::SendPages(const std::string& name, int pipe_fd, uint64_t* s
     CEDANA_RETURN_IF_ERROR(
         SendFileToCriu(pipe_fd, fd, &from, at + (upto - *sent), name, StopCheck()));
     *sent = upto;
-  }
-  return OkStatus();
-}
-
-Status DirectUnpack::CompleteImagesDir() {
-  CEDANA_RETURN_IF_ERROR(Finish());
-  std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [name, parts] : pages_) {
-    UniqueFd out;
-    for (const auto& [offset, part] : parts) {
-      if (part.stream < 0) continue;
-      std::string path = images_dir_ + "/" + name;
-      if (!out.valid()) {
-        out.Reset(::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600));
-        if (!out.valid()) return ErrnoStatus(errno, "creating " + path);
-      }
-      if (::lseek(out.get(), static_cast<off_t>(offset), SEEK_SET) < 0)
-        return ErrnoStatus(errno, "seeking in " + path);
-      off_t from = static_cast<off_t>(part.stored_at);
-      for (uint64_t left = part.bytes; left > 0;) {
-        ssize_t n = ::sendfile(out.get(), stored_files_[part.stream].get(), &from, left);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return ErrnoStatus(errno, "writing " + path);
-        if (n == 0) return AbortedError(name + ": its stored stream shrank after it was read");
-        left -= static_cast<uint64_t>(n);
-      }
-    }
   }
   return OkStatus();
 }

@@ -13,7 +13,7 @@
 // uncompressed in a local file are not written into the images dir at all: the stream's thread
 // reads (and hashes) them, and Send() hands CRIU the same bytes from the stored file through the
 // same open file description, so a restore of memory that does not compress makes no second copy
-// of it (CompleteImagesDir() writes them out for a plain restore). When every stream is stored so,
+// of it. When every stream is stored so,
 // InPlace() hands CRIU a pages image's runs in the stored files (its parts, in several streams,
 // or the whole file in one) to read there itself, as from an images dir.
 // Thread-safe: Send/Has/InPlace run on the image server's threads, the rest on the caller's.
@@ -59,8 +59,6 @@ class DirectUnpack : public DirectRestoreSource {
   Status WaitForHeads() override;
   // Every stream read and verified, or the first error (a checksum mismatch says so).
   Status Finish() override;
-  // Finish(), then the pages left in stored files are copied into the images dir.
-  Status CompleteImagesDir() override;
   // Stops the streams and every Send().
   void Cancel() override;
   // The error that ended the unpack by itself (a stream's, not Cancel()), else OK.
@@ -76,8 +74,10 @@ class DirectUnpack : public DirectRestoreSource {
   // files' tar headers are listed on the first call (parts are placed before the streams'
   // threads reach them); nothing there is verified until Finish(). Call after Has().
   Result<std::optional<InPlaceImage>> InPlace(const std::string& name) override;
-  // Every stream is stored uncompressed in a local file.
-  bool AllPagesInPlace() const override;
+  // Every stream is stored uncompressed in a local file: every pages image has a place to be
+  // read in (InPlace gives one for each, unless the stored streams were altered). Call after
+  // WaitForHeads().
+  bool AllPagesInPlace() const;
 
  private:
   class Follower;

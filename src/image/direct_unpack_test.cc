@@ -159,16 +159,6 @@ TEST_P(StoredPagesTest, PagesOfUncompressedStreamsAreServedFromTheStore) {
   EXPECT_EQ(copied, GetParam() != Codec::kNone) << "pages of an uncompressed stream were copied";
 }
 
-TEST_P(StoredPagesTest, CompletingTheImagesDirWritesEveryPage) {
-  Manifest m = Pack(GetParam(), 3);
-  auto unpack = DirectUnpack::Start(store_, ref_, m, restored_);
-  ASSERT_TRUE(unpack.has_value()) << unpack.error().ToString();
-  ASSERT_TRUE((*unpack)->WaitForHeads().ok());
-  ASSERT_TRUE((*unpack)->CompleteImagesDir().ok());
-  for (const auto& [name, data] : ImageFiles())
-    EXPECT_TRUE(fs::ReadFile(restored_ + "/" + name).value() == data) << name;
-}
-
 INSTANTIATE_TEST_SUITE_P(Codecs, StoredPagesTest, ::testing::Values(Codec::kNone, Codec::kZstd),
                          [](const auto& info) { return std::string(CodecName(info.param)); });
 

@@ -121,4 +121,19 @@ check "the third and fourth checkpoints deleted" \
   bash -c "'$CEDANA' checkpoints delete '$ck3' >/dev/null && '$CEDANA' checkpoints delete '$ck4' >/dev/null"
 check "no chunk of the label left once its checkpoints are deleted ($(chunk_count dd) left)" \
   test "$(chunk_count dd)" = 0
+
+# A tree of more processes than cores, its chunks compressed: CRIU keeps every core busy, and
+# chunks decoded one by one into its pipes would slow it down, so the pages are written into the
+# images dir first and the restore is plain. With no more processes than cores it is direct.
+tree_children=$(($(nproc) + 1))
+w=$("$CEDANA" run --label ddtree --output "$T/ddtree.out" -- \
+  "$MEMSTATE" 64 "$T/ddtree.flag" "$tree_children" compressible 2>/dev/null)
+check "tree: workload ready" wait_for 120 lines_at_least "$T/ddtree.out" ready "$tree_children"
+ck5=$(dump_id "$w" --compression zstd --streams 2)
+check "tree: dump" test -n "$ck5"
+check "tree: original workload stopped" wait_for 30 not_running "$w"
+restore_and_check tree "$ck5" "$T/ddtree.flag"
+check "tree: $((tree_children + 1)) processes on $(nproc) cores were restored after a full unpack" \
+  bash -c "grep 'restored as workload' '$T/daemon.log' | tail -n1 | grep -q '(pid [0-9]*, unpack'"
+check "tree: checkpoint deleted" "$CEDANA" checkpoints delete "$ck5" >/dev/null
 finish
