@@ -486,7 +486,7 @@ def target_row(w, prefix, name):
 
 def restore_kinds(w):
     """"kind: rows; ..." for the rows that recorded how their restores ran (measured from
-    2026-12-07 12:30 UTC on); a row whose runs differed is listed under each kind."""
+    2026-12-07 11:50 UTC on); a row whose runs differed is listed under each kind."""
     rows = {}
     for key, o in w["ours"].items():
         for kind in o.get("restore_kind", []):
@@ -575,10 +575,11 @@ def report(results, path_md, path_png):
               "directly: the bench's work dir for them was too long for CRIU's socket in a restore dir named "
               "after the checkpoint (the daemon logged it; restore dirs are no longer named so). From then on "
               "CRIU reads pages whose chunks are all stored raw (random, doubles) in place, from the chunk "
-              "files, and gets the others through a pipe. Workloads measured from 2026-12-07 12:30 UTC on say "
+              "files, and gets the others through a pipe. Workloads measured from 2026-12-07 11:50 UTC on say "
               "under their table how each row's restores ran, from the daemon's log: directly (pages read in "
-              "place or not) or unpacked first (a tree of more processes than cores, or a direct restore that "
-              "could not start).",
+              "place or not) or unpacked first (a deduplicated tree of more processes than cores, or a direct "
+              "restore that could not start). From 2026-12-07 12:50 UTC on, trees restore directly from "
+              "their streams; before, every tree of more processes than cores was unpacked first.",
               "- *restore / criu restore*: from 2026-12-06 on, each of our restores is paired with a plain "
               "`criu restore` of a dump of the same workload, run right before or after it (alternately), caches "
               "dropped before each, and the row's ratio is of the two medians: this VM's restore times swing "

@@ -20,7 +20,7 @@ namespace {
 // through a pipe, then restore slower than an images dir unpacked first: 1 GiB of typical data
 // in 8 processes on 2 cores, lz4 x4, 6 alternating pairs, caches dropped: 1.42 s direct against
 // 1.16 s, medians. From streams, whose threads unpack at their own pace, direct is as fast or
-// faster (lz4 x4 0.79 against 1.04 s, zstd x4 0.96/0.97, gzip x4 2.33/2.35), and stays so.
+// faster (lz4 x4 0.79 against 1.04 s, zstd x4 0.96/0.97, gzip x4 2.33/2.35): those stay direct.
 // Counted from the heads (pagemap-<id>.img, one per process with memory).
 bool CriuUsesEveryCore(const std::string& images_dir) {
   auto names = fs::ListDir(images_dir);

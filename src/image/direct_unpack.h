@@ -13,9 +13,9 @@
 // uncompressed in a local file are not written into the images dir at all: the stream's thread
 // reads (and hashes) them, and Send() hands CRIU the same bytes from the stored file through the
 // same open file description, so a restore of memory that does not compress makes no second copy
-// of it. When every stream is stored so,
-// InPlace() hands CRIU a pages image's runs in the stored files (its parts, in several streams,
-// or the whole file in one) to read there itself, as from an images dir.
+// of it. When every stream is stored so, InPlace() hands CRIU a pages image's runs in the stored
+// files (its parts, in several streams, or the whole file in one) to read there itself, as from
+// an images dir.
 // Thread-safe: Send/Has/InPlace run on the image server's threads, the rest on the caller's.
 #pragma once
 

@@ -127,7 +127,7 @@ check "no chunk of the label left once its checkpoints are deleted ($(chunk_coun
 # images dir first and the restore is plain. With no more processes than cores it is direct.
 tree_children=$(($(nproc) + 1))
 w=$("$CEDANA" run --label ddtree --output "$T/ddtree.out" -- \
-  "$MEMSTATE" 64 "$T/ddtree.flag" "$tree_children" compressible 2>/dev/null)
+  "$MEMSTATE" $((tree_children * 16)) "$T/ddtree.flag" "$tree_children" compressible 2>/dev/null)
 check "tree: workload ready" wait_for 120 lines_at_least "$T/ddtree.out" ready "$tree_children"
 ck5=$(dump_id "$w" --compression zstd --streams 2)
 check "tree: dump" test -n "$ck5"
