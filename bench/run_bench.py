@@ -635,13 +635,24 @@ def report(results, path_md, path_png):
     plt.savefig(path_png, dpi=110)
 
 
+def merged(previous, results):
+    """`results` with the workloads of `previous` (the run a --only run adds to) that it did not
+    measure again, in their places, and that run's limits, time and run count; `results` when
+    there is no previous run."""
+    if previous is None:
+        return results
+    fresh = {w["name"]: w for w in results["workloads"]}
+    return dict(results, workloads=[fresh.pop(w["name"], w) for w in previous["workloads"]] + list(fresh.values()),
+                limits=previous["limits"], when=previous["when"], runs=previous["runs"])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--big", action="store_true", help="also the 4 GiB workloads")
     ap.add_argument("--no-s3", action="store_true", help="skip the loopback S3 server")
-    ap.add_argument("--only", help="run only the workloads whose name contains this, and merge them into "
-                                   "the existing bench/results.json")
+    ap.add_argument("--only", help="run only the workload of this name (else those whose name contains "
+                                   "it), and merge them into the existing bench/results.json")
     ap.add_argument("--quick", action="store_true",
                     help="a smoke run: 64 MiB workloads, one run, no S3 (figures not representative)")
     args = ap.parse_args()
@@ -658,8 +669,9 @@ def main():
                      Workload(memfill, 64, "typical", 7)]
     if args.big:
         workloads += [Workload(memfill, 4096, "typical", 0), Workload(memfill, 4096, "random", 0)]
-    if args.only:
-        workloads = [w for w in workloads if args.only in w.name]
+    if args.only:  # "1024 MiB typical" is also part of the tree's name
+        exact = [w for w in workloads if w.name == args.only]
+        workloads = exact or [w for w in workloads if args.only in w.name]
     rgw_dir = None
     env_extra = {}
     if not args.no_s3:
@@ -671,8 +683,8 @@ def main():
     results = {"when": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "runs": args.runs,
                "machine": f"{os.cpu_count()} cores, {os.sysconf('SC_PHYS_PAGES') * os.sysconf('SC_PAGE_SIZE') // GiB} GiB, "
                           f"kernel {os.uname().release}"}
-    if args.only:
-        shutil.copy(os.path.join(ROOT, "bench/results.json"), os.path.join(ROOT, "bench/results.json") + ".previous")
+    results_path = os.path.join(ROOT, "bench/results.json")
+    previous = json.load(open(results_path)) if args.only else None
     # The default dump (checkpoint.direct=0) gives the "local"/"s3" rows; a second daemon
     # makes direct dumps (checkpoint.direct=1) for the "direct" rows.
     d = Daemon(home, dict(env_extra, CEDANA_CHECKPOINT_DIRECT="0"))
@@ -734,8 +746,8 @@ def main():
             for codec in ("lz4", "zstd"):
                 measure(f"dedup-direct {codec} x4", d_dedup, codec, 4, None)
             results["workloads"].append(entry)
-            with open(os.path.join(ROOT, "bench/results.json"), "w") as f:
-                json.dump(results, f, indent=1)
+            with open(results_path, "w") as f:  # complete after each workload, whenever the run stops
+                json.dump(merged(previous, results), f, indent=1)
     finally:
         d.stop()
         d_direct.stop()
@@ -744,15 +756,9 @@ def main():
             subprocess.run(f"source {ROOT}/tests/s3/rgw.sh && rgw_stop {rgw_dir}", shell=True, executable="/bin/bash")
         reap_all()
         shutil.rmtree(home, ignore_errors=True)
-    if args.only:  # keep the other workloads of the previous run
-        previous = json.load(open(os.path.join(ROOT, "bench/results.json") + ".previous"))
-        fresh = {w["name"]: w for w in results["workloads"]}
-        results["workloads"] = [fresh.pop(w["name"], w) for w in previous["workloads"]] + list(fresh.values())
-        results["limits"] = previous["limits"]
-        results["when"], results["runs"] = previous["when"], previous["runs"]
-        with open(os.path.join(ROOT, "bench/results.json"), "w") as f:
-            json.dump(results, f, indent=1)
-        os.remove(os.path.join(ROOT, "bench/results.json") + ".previous")
+    results = merged(previous, results)
+    with open(results_path, "w") as f:
+        json.dump(results, f, indent=1)
     report(results, os.path.join(ROOT, "BENCHMARKS.md"), os.path.join(ROOT, "bench/throughput.png"))
     log("wrote BENCHMARKS.md and bench/throughput.png")
 
