@@ -205,7 +205,8 @@ Result<DumpOutcome> DumpResolved(NodeContext& node, const DumpTarget& target,
     if (!target.workload_id.empty()) StopSteps(node, target.workload_id);
     // The whole tree: a --pid target is no namespace init whose death would take the rest.
     node.processes().SignalTree(target.pid, SIGKILL);
-    // Return only once it is gone: callers (the SLURM proxy) end the job next.
+    // Return only once it is gone and reaped: callers (the SLURM proxy) end the job next, and a
+    // restore with the original pids (unprivileged mode) may follow at once.
     (void)node.processes().WaitUntilGone(target.pid, std::chrono::seconds(2));
     // Both ends of every connection are gone with the tree: no peer to keep the lock for. A
     // peer outside keeps it, so that its connection is not reset before the restore.

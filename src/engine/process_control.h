@@ -22,7 +22,8 @@ class ProcessControl {
 
   // Sends `sig` to every process of the tree; returns how many got it.
   virtual int SignalTree(pid_t root, int sig) = 0;
-  // Until `pid` is gone or a zombie, at most `timeout`; false if it still runs.
+  // Until `pid` is gone and reaped, at most `timeout`; false if it still runs then (a zombie left
+  // at the timeout counts as gone). engine::WaitUntilGone.
   virtual bool WaitUntilGone(pid_t pid, std::chrono::milliseconds timeout) = 0;
   // With the pid, which process it is (ProcessStartTime); 0 when it is gone.
   virtual uint64_t StartTime(pid_t pid) = 0;

@@ -118,8 +118,8 @@ bool WaitUntilGone(pid_t pid, std::chrono::milliseconds timeout) {
   constexpr auto kPoll = std::chrono::milliseconds(20);
   for (auto waited = std::chrono::milliseconds(0);; waited += kPoll) {
     char state = ProcessState(pid);
-    if (state == 0 || state == 'Z') return true;
-    if (waited >= timeout) return false;
+    if (state == 0) return true;
+    if (waited >= timeout) return state == 'Z';
     ::usleep(static_cast<useconds_t>(std::chrono::microseconds(kPoll).count()));
   }
 }

@@ -37,7 +37,10 @@ pid_t TreeProcessWithNamespacePid(pid_t root, pid_t ns_pid);
 // The resident memory of the tree (VmRSS summed, so pages shared between its processes count
 // once per process): about what a dump writes. 0 when root does not exist.
 uint64_t TreeResidentBytes(pid_t root);
-// Polls until `pid` is gone or a zombie, at most `timeout`; false if it still runs.
+// Polls until `pid` is gone and its parent reaped it, at most `timeout`: a zombie still holds
+// its pid, and a restore with the original pids (unprivileged mode) right after a dump failed on
+// it ("Can't fork for P: File exists"). True when it is gone, or dead but not yet reaped at the
+// timeout (a parent that does not reap); false if it still runs.
 bool WaitUntilGone(pid_t pid, std::chrono::milliseconds timeout);
 
 }  // namespace cedana::engine

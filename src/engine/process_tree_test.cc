@@ -36,6 +36,39 @@ TEST(ProcessTreeTest, FindsChildrenAndSignalsThem) {
   ::waitpid(pid, &st, 0);
 }
 
+// A dead process holds its pid until its parent reaps it: waiting for it to be gone waits for
+// that (a restore with the original pids needs them free), and reports a zombie nobody reaps
+// as dead once the time is up, a process that still runs as not gone.
+TEST(ProcessTreeTest, WaitingUntilGoneWaitsForTheParentToReap) {
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) ::_exit(0);
+  for (int i = 0; i < 200 && ProcessState(pid) != 'Z'; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(ProcessState(pid), 'Z');
+  EXPECT_TRUE(WaitUntilGone(pid, std::chrono::milliseconds(100))) << "a zombie nobody reaps";
+  EXPECT_EQ(ProcessState(pid), 'Z');
+  std::thread reaper([pid] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    int st;
+    ::waitpid(pid, &st, 0);
+  });
+  EXPECT_TRUE(WaitUntilGone(pid, std::chrono::seconds(10)));
+  EXPECT_EQ(ProcessState(pid), 0) << "returned before the parent reaped it";
+  reaper.join();
+
+  pid_t running = ::fork();
+  ASSERT_GE(running, 0);
+  if (running == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  EXPECT_FALSE(WaitUntilGone(running, std::chrono::milliseconds(100)));
+  ::kill(running, SIGKILL);
+  int st;
+  ::waitpid(running, &st, 0);
+}
+
 TEST(ProcessTreeTest, MissingRootIsNotFound) {
   EXPECT_EQ(ProcessTreeOf(999999999).error().code(), Code::kNotFound);
   EXPECT_EQ(SignalTree(999999999, SIGCONT), 0);
