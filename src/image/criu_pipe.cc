@@ -2,9 +2,12 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include "common/unique_fd.h"
 
@@ -56,6 +59,12 @@ Status SendImageFileToCriu(int pipe_fd, const std::string& images_dir, const std
   off_t sent = 0;
   return SendFileToCriu(pipe_fd, file.get(), &sent, static_cast<uint64_t>(st.st_size), name,
                         stopped);
+}
+
+uint64_t ReadByCriu(int pipe_fd, uint64_t written) {
+  int unread = 0;
+  if (::ioctl(pipe_fd, FIONREAD, &unread) != 0 || unread < 0) return 0;
+  return written - std::min<uint64_t>(written, static_cast<uint64_t>(unread));
 }
 
 Status WriteToCriu(int pipe_fd, std::string_view data, const std::string& name,

@@ -28,6 +28,10 @@ Status SendFileToCriu(int pipe_fd, int file_fd, off_t* offset, uint64_t end,
 Status SendImageFileToCriu(int pipe_fd, const std::string& images_dir, const std::string& name,
                            const std::function<bool()>& stopped);
 
+// How many of the `written` bytes that went into `pipe_fd` CRIU has read: `written` less what the
+// pipe still holds; 0 when the pipe cannot say.
+uint64_t ReadByCriu(int pipe_fd, uint64_t written);
+
 // Writes all of `data` into the pipe; kAborted as SendFileToCriu.
 Status WriteToCriu(int pipe_fd, std::string_view data, const std::string& name,
                    const std::function<bool()>& stopped);

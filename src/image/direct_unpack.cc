@@ -17,6 +17,14 @@
 #include "image/unpack_stream.h"
 
 namespace cedana::image {
+namespace {
+
+// What CRIU has read is released from the images dir in steps of this many bytes at least: a
+// punch takes the file's lock, which the streams' threads writing later parts wait for.
+constexpr uint64_t kReleaseStepBytes = 16 << 20;
+
+}  // namespace
+
 // Follows one stream's extraction into the positions and pages maps.
 class DirectUnpack::Follower : public ExtractObserver {
  public:
@@ -245,7 +253,13 @@ Status DirectUnpack::Send(const std::string& name, int pipe_fd) {
   CEDANA_RETURN_IF_ERROR(PrepareCriuPipe(pipe_fd, name));
   if (!IsPagesImage(name))  // written whole with the heads
     return SendImageFileToCriu(pipe_fd, images_dir_, name, StopCheck());
-  UniqueFd in_images_dir;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!sent_pages_.insert(name).second)
+      return FailedPreconditionError(
+          name + " was sent to CRIU before; what CRIU read of it is no longer in the images dir");
+  }
+  ImagesDirCopy copy;
   uint64_t sent = 0;
   for (;;) {
     uint64_t ready = 0;
@@ -258,7 +272,7 @@ Status DirectUnpack::Send(const std::string& name, int pipe_fd) {
       complete = Complete(name);
       ready = ContiguousBytes(name);
     }
-    CEDANA_RETURN_IF_ERROR(SendPages(name, pipe_fd, &sent, ready, &in_images_dir));
+    CEDANA_RETURN_IF_ERROR(SendPages(name, pipe_fd, &sent, ready, &copy));
     if (complete) return OkStatus();
   }
 }
@@ -342,7 +356,7 @@ bool DirectUnpack::AllPagesInPlace() const {
 }
 
 Status DirectUnpack::SendPages(const std::string& name, int pipe_fd, uint64_t* sent, uint64_t end,
-                               UniqueFd* in_images_dir) {
+                               ImagesDirCopy* copy) {
   while (*sent < end) {
     uint64_t part_offset = 0;
     Part part;
@@ -357,12 +371,13 @@ Status DirectUnpack::SendPages(const std::string& name, int pipe_fd, uint64_t* s
       if (part.stream >= 0) fd = stored_files_[part.stream].get();
     }
     if (fd < 0) {
-      if (!in_images_dir->valid()) {
+      if (!copy->fd.valid()) {
+        // Written by the streams' threads with the same file-system identity as this open.
         std::string path = images_dir_ + "/" + name;
-        in_images_dir->Reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-        if (!in_images_dir->valid()) return ErrnoStatus(errno, "opening " + path);
+        copy->fd.Reset(::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
+        if (!copy->fd.valid()) return ErrnoStatus(errno, "opening " + path);
       }
-      fd = in_images_dir->get();
+      fd = copy->fd.get();
     }
     // From *sent up to the part's end: at the same offset in the images dir's file, or that
     // far into the part's bytes in the stored file.
@@ -372,8 +387,24 @@ Status DirectUnpack::SendPages(const std::string& name, int pipe_fd, uint64_t* s
     CEDANA_RETURN_IF_ERROR(
         SendFileToCriu(pipe_fd, fd, &from, at + (upto - *sent), name, StopCheck()));
     *sent = upto;
+    ReleaseWhatCriuRead(pipe_fd, *sent, copy);
   }
   return OkStatus();
+}
+
+void DirectUnpack::ReleaseWhatCriuRead(int pipe_fd, uint64_t sent, ImagesDirCopy* copy) {
+  if (!copy->fd.valid() || !copy->can_release) return;
+  constexpr uint64_t kPage = 4096;
+  const uint64_t read = ReadByCriu(pipe_fd, sent) / kPage * kPage;
+  if (read < copy->released + kReleaseStepBytes) return;
+  // Ranges of parts left in a stored file are holes in this file: punching them changes nothing.
+  if (::fallocate(copy->fd.get(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                  static_cast<off_t>(copy->released),
+                  static_cast<off_t>(read - copy->released)) != 0) {
+    copy->can_release = false;  // a file system without holes keeps the copy, as before
+    return;
+  }
+  copy->released = read;
 }
 
 }  // namespace cedana::image

@@ -68,7 +68,9 @@ class DirectUnpack : public DirectRestoreSource {
   // gone past it). Call after WaitForHeads().
   Result<bool> Has(const std::string& name) override;
   // Writes the image `name` into `pipe_fd` (made non-blocking) as its bytes arrive, up to its
-  // end; kAborted when CRIU closed the pipe early or the unpack failed or was cancelled.
+  // end; kAborted when CRIU closed the pipe early or the unpack failed or was cancelled. A pages
+  // image is sent once: kFailedPrecondition the second time, since what CRIU read of it is
+  // released from the images dir.
   Status Send(const std::string& name, int pipe_fd) override;
   // A pages image's runs in the stored files (AllPagesInPlace), each file opened again. The
   // files' tar headers are listed on the first call (parts are placed before the streams'
@@ -84,10 +86,22 @@ class DirectUnpack : public DirectRestoreSource {
   DirectUnpack(const Manifest& manifest, std::string images_dir, ProgressFn progress);
   // How far `file` has arrived without a gap (under mu_).
   uint64_t ContiguousBytes(const std::string& file) const;
+  // A pages file's copy in the images dir, as one Send() reads it.
+  struct ImagesDirCopy {
+    UniqueFd fd;              // opened on first use, read-write to release what CRIU read
+    uint64_t released = 0;    // everything before this is punched out of the file
+    bool can_release = true;  // false once the file system refused
+  };
   // Sends the pages file `name` from *sent up to `end` (arrived) into the pipe, each part from
-  // where it is; `in_images_dir` is opened on first use.
+  // where it is, and releases from the images dir what CRIU has read.
   Status SendPages(const std::string& name, int pipe_fd, uint64_t* sent, uint64_t end,
-                   UniqueFd* in_images_dir);
+                   ImagesDirCopy* copy);
+  // Punches out of the images dir's copy of a pages file what CRIU has read of its first `sent`
+  // bytes through `pipe_fd` (whole pages, in steps of kReleaseStepBytes at least). CRIU reads each
+  // image once, so those bytes are not needed again, and keeping them made the restore of
+  // compressed memory hold a second copy of it in the page cache, which the kernel then wrote
+  // back to disk (2.1 GiB of 4 GiB) while CRIU and the streams' threads ran.
+  static void ReleaseWhatCriuRead(int pipe_fd, uint64_t sent, ImagesDirCopy* copy);
   // Before stream `stream` reads the pages entry `entry` of its stored file: waits until no
   // other stream is in its head or at an earlier entry (pages file, offset). With every stream
   // stored uncompressed, CRIU reads the pages in place in that order: the streams' threads, which
@@ -151,6 +165,9 @@ class DirectUnpack : public DirectRestoreSource {
   Status listing_;
   std::map<std::string, std::map<uint64_t, StoredPart>> stored_pages_;
   std::set<std::string> conflicting_;  // pages files with two entries at one offset
+  // Pages files Send() was asked for: their copies in the images dir are released as CRIU reads
+  // them, so each is sent once. Guarded by mu_.
+  std::set<std::string> sent_pages_;
 };
 
 }  // namespace cedana::image

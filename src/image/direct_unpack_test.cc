@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -263,6 +264,30 @@ TEST_F(DirectUnpackTest, PartsAlteredToOverlapOrLeaveAGapAreNotReadInPlace) {
     Status done = u.Finish();
     EXPECT_NE(done.ToString().find("checksum mismatch"), std::string::npos) << done.ToString();
   }
+}
+
+// Compressed pages land in the images dir, and what CRIU has read of them is released from it as
+// the send goes on: the page cache does not hold a second copy of the restored memory. CRIU still
+// gets every byte, and an image is sent once.
+TEST_F(DirectUnpackTest, WhatCriuReadIsReleasedFromTheImagesDir) {
+  const std::string pages = CompressibleBytes(96 << 20);
+  ASSERT_TRUE(fs::WriteFileAtomic(images_ + "/pages-3.img", pages, 0600).ok());
+  Manifest m = Pack(Codec::kZstd, 3);
+  auto unpack = DirectUnpack::Start(store_, ref_, m, restored_);
+  ASSERT_TRUE(unpack.has_value()) << unpack.error().ToString();
+  ASSERT_TRUE((*unpack)->WaitForHeads().ok());
+  auto got = SendThroughPipe(**unpack, "pages-3.img");
+  ASSERT_TRUE(got.has_value()) << got.error().ToString();
+  EXPECT_TRUE(*got == pages) << got->size() << " bytes";
+  ASSERT_TRUE((*unpack)->Finish().ok());
+  struct stat st {};
+  ASSERT_EQ(::stat((restored_ + "/pages-3.img").c_str(), &st), 0);
+  EXPECT_EQ(static_cast<uint64_t>(st.st_size), pages.size());
+  EXPECT_LT(static_cast<uint64_t>(st.st_blocks) * 512, pages.size() / 2)
+      << "what CRIU read is still in the images dir";
+  auto again = SendThroughPipe(**unpack, "pages-3.img");
+  ASSERT_FALSE(again.has_value());
+  EXPECT_EQ(again.error().code(), Code::kFailedPrecondition) << again.error().ToString();
 }
 
 // What is served is what the stream's thread hashed: the file it opened, not whatever is at its
