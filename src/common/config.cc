@@ -181,6 +181,11 @@ const std::vector<KeySpec>& Specs() {
                "The daemon's size during a direct dump, in MiB (64 of it, 128 with dedup, for "
                "the daemon itself, half for S3 parts; the rest buffers image data); past it CRIU "
                "waits. Half of it bounds the S3 parts of any dump or restore."));
+    s.push_back(IntKey("checkpoint.lz4_acceleration", "CEDANA_CHECKPOINT_LZ4_ACCELERATION",
+                       {&Config::node, &NodeConfig::checkpoint_lz4_acceleration}, 1, 64,
+                       "lz4's acceleration for checkpoints compressed with lz4: above 1 they are "
+                       "faster and store more (1 GiB of typical memory at 4: 14 % faster, 12 % "
+                       "more stored). 1: lz4's default."));
     s.push_back(IntKey("checkpoint.parallel_dumps", "CEDANA_CHECKPOINT_PARALLEL_DUMPS",
                        {&Config::node, &NodeConfig::checkpoint_parallel_dumps}, 0, 256,
                        "Most dumps the node daemon runs at once; the others wait their turn, "

@@ -99,6 +99,10 @@ struct NodeConfig {
   // (daemon/dump_images.cc). When that is full, CRIU waits (the workload stays frozen longer).
   // 64..65536, default 256.
   int checkpoint_memory_limit_mib = 256;
+  // checkpoint.lz4_acceleration (CEDANA_CHECKPOINT_LZ4_ACCELERATION): lz4's fast mode for
+  // checkpoints compressed with lz4 (image::CodecLevel): above 1 faster, storing more. 1..64,
+  // default 1.
+  int checkpoint_lz4_acceleration = 1;
   // checkpoint.parallel_dumps (CEDANA_CHECKPOINT_PARALLEL_DUMPS): most dumps at once on the node
   // (daemon/dump_queue.h); 0 = auto (four per core). 0..256.
   int checkpoint_parallel_dumps = 0;

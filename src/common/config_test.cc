@@ -106,6 +106,8 @@ TEST(ConfigTest, BadValuesNameKeyAndValidValues) {
       {{{"CEDANA_S3_ADDRESSING", "sideways"}},
        "s3.addressing: invalid value \"sideways\" (valid: auto, path, virtual)"},
       {{{"CEDANA_LOG_LEVEL", "trace2"}}, "(valid: debug, info, warn, error)"},
+      {{{"CEDANA_CHECKPOINT_LZ4_ACCELERATION", "0"}},
+       "checkpoint.lz4_acceleration: invalid value \"0\" (valid: an integer from 1 to 64)"},
   };
   for (const auto& c : cases) {
     auto r = LoadConfig("/nonexistent", c.env);

@@ -64,6 +64,7 @@ class Packed : public DumpImages {
     image::PackOptions options;
     options.streams = setup_.streams;
     options.codec = setup_.codec;
+    options.level = setup_.level;
     options.dedup = setup_.dedup;
     if (setup_.progress)
       options.progress = [this](uint64_t done, uint64_t total) {
@@ -173,6 +174,7 @@ class Direct : public DumpImages {
     image::DirectPackOptions options;
     options.streams = setup_.streams;
     options.codec = setup_.codec;
+    options.level = setup_.level;
     options.memory_limit = DirectBufferBytes(setup_.memory_limit, setup_.dedup, options.part_bytes,
                                              setup_.store->StreamMemoryLimit());
     if (setup_.progress)
@@ -188,7 +190,7 @@ class Direct : public DumpImages {
         const uint64_t pack_share = std::max<uint64_t>(buffers / 8, 8ull << 20);
         options.memory_limit = pack_share;
         options.part_bytes = std::min<uint64_t>(options.part_bytes, pack_share);
-        image::DirectChunkPackOptions chunking{setup_.streams, setup_.codec, 1,
+        image::DirectChunkPackOptions chunking{setup_.streams, setup_.codec, setup_.level,
                                                buffers - pack_share};
         CEDANA_ASSIGN_OR_RETURN(chunks_,
                                 image::DirectChunkPack::Start(*setup_.store, setup_.ref, chunking));

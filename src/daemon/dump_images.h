@@ -52,6 +52,7 @@ struct DumpImagesSetup {
   std::string work_dir;    // for the message when it is full
   int streams = 1;
   Codec codec = Codec::kNone;
+  int level = 1;              // the codec's (image::CodecLevel)
   bool dedup = false;         // checkpoint.dedup: packed after the dump only (image/chunk_pack.h)
   uint64_t memory_limit = 0;  // the direct pack's buffers
   // The store's file-system identity (AsFileUser): storing threads are created with it.

@@ -129,6 +129,7 @@ Result<DumpOutcome> DumpResolved(NodeContext& node, const DumpTarget& target,
   setup.work_dir = cfg.node.work_dir;
   setup.streams = plan.streams;
   setup.codec = m.codec;
+  setup.level = image::CodecLevel(m.codec, cfg.node.checkpoint_lz4_acceleration);
   setup.dedup = plan.dedup;
   setup.memory_limit = static_cast<uint64_t>(cfg.node.checkpoint_memory_limit_mib) << 20;
   setup.store_uid = store_uid;

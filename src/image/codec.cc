@@ -1,10 +1,17 @@
 #include "image/codec.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "image/codec_internal.h"
 
 namespace cedana::image {
+
+int CodecLevel(Codec codec, int lz4_acceleration) {
+  if (codec != Codec::kLz4 || lz4_acceleration <= 1) return 1;
+  return -std::min(lz4_acceleration, kMaxLz4Acceleration);
+}
 
 std::unique_ptr<storage::ByteSink> CompressingSink(Codec codec,
                                                    std::unique_ptr<storage::ByteSink> out,

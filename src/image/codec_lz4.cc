@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "image/codec.h"
 #include "image/codec_internal.h"
 
 namespace cedana::image::internal {
@@ -18,7 +19,8 @@ LZ4F_preferences_t Lz4Preferences(int level) {
   // between blocks to slow the decoder.
   prefs.frameInfo.blockSizeID = LZ4F_max1MB;
   prefs.frameInfo.blockMode = LZ4F_blockIndependent;
-  prefs.compressionLevel = std::clamp(level, 0, 12);
+  // Negative: the fast mode, acceleration -level (CodecLevel).
+  prefs.compressionLevel = std::clamp(level, -kMaxLz4Acceleration, 12);
   return prefs;
 }
 

@@ -125,6 +125,31 @@ INSTANTIATE_TEST_SUITE_P(AllCodecs, CodecTest,
                          ::testing::Values(Codec::kNone, Codec::kGzip, Codec::kLz4, Codec::kZstd),
                          [](const auto& info) { return std::string(CodecName(info.param)); });
 
+// checkpoint.lz4_acceleration: lz4's fast mode, for lz4 only, within lz4's range.
+TEST(CodecLevelTest, Lz4AccelerationIsANegativeLevel) {
+  EXPECT_EQ(CodecLevel(Codec::kLz4, 1), 1);
+  EXPECT_EQ(CodecLevel(Codec::kLz4, 4), -4);
+  EXPECT_EQ(CodecLevel(Codec::kLz4, 1000), -kMaxLz4Acceleration);
+  EXPECT_EQ(CodecLevel(Codec::kZstd, 4), 1);
+  EXPECT_EQ(CodecLevel(Codec::kGzip, 4), 1);
+}
+
+// The fast mode trades size for time: it stores more, and lz4 itself reads it back.
+TEST(CodecLevelTest, Lz4FastModeStoresMoreAndStaysReadable) {
+  std::string data;
+  for (int i = 0; data.size() < (4u << 20); ++i)
+    data += "record " + std::to_string(i * 7919 % 100003) + " value " +
+            std::to_string(i * 104729 % 99991) + ";";
+  const std::string fast = Compress(Codec::kLz4, data, 100000, CodecLevel(Codec::kLz4, 8));
+  EXPECT_GT(fast.size(), Compress(Codec::kLz4, data).size() * 21 / 20);
+  auto back = Decompress(Codec::kLz4, fast);
+  ASSERT_TRUE(back.has_value()) << back.error().ToString();
+  EXPECT_TRUE(*back == data);
+  storage::testing::TempDir tmp;
+  ASSERT_TRUE(fs::WriteFileAtomic(tmp.Sub("s"), fast).ok());
+  EXPECT_TRUE(testing::RunCommand("lz4 -dc < " + tmp.Sub("s")) == data);
+}
+
 TEST(GzipTest, CorruptByteIsAborted) {
   std::string stored = Compress(Codec::kGzip, RandomBytes(100000, 5));
   stored[stored.size() / 2] ^= 1;
