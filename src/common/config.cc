@@ -184,7 +184,7 @@ const std::vector<KeySpec>& Specs() {
     s.push_back(IntKey("checkpoint.lz4_acceleration", "CEDANA_CHECKPOINT_LZ4_ACCELERATION",
                        {&Config::node, &NodeConfig::checkpoint_lz4_acceleration}, 1, 64,
                        "lz4's acceleration for checkpoints compressed with lz4: above 1 they are "
-                       "faster and store more (1 GiB of typical memory at 4: 14 % faster, 12 % "
+                       "faster and store more (1 GiB of typical memory at 4: 6-14 % faster, 12 % "
                        "more stored). 1: lz4's default."));
     s.push_back(IntKey("checkpoint.parallel_dumps", "CEDANA_CHECKPOINT_PARALLEL_DUMPS",
                        {&Config::node, &NodeConfig::checkpoint_parallel_dumps}, 0, 256,
