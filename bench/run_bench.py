@@ -569,7 +569,9 @@ def report(results, path_md, path_png):
               "default dump, at most as many processes as cores): CRIU starts once the streams' heads are "
               "verified and reads the pages while they are unpacked (docs/architecture.md). From 2026-12-06 on, "
               "the pages of streams stored uncompressed go to CRIU from the stored file itself, not through a "
-              "copy in the images dir, and the restore's workload record no longer waits for an fsync.",
+              "copy in the images dir, and the restore's workload record no longer waits for an fsync. From "
+              "2026-12-07 16:00 UTC on, what CRIU has read of compressed pages is released from the images dir "
+              "as it goes (before, above the kernel's dirty limit, the kernel wrote that copy back to disk).",
               f"- *lz4-accel-{LZ4_ACCELERATION}* rows (measured from 2026-12-07 on) are the default dump with "
               f"`checkpoint.lz4_acceleration` {LZ4_ACCELERATION}: lz4's fast mode, faster and storing more. "
               "The Targets table checks them apart from the default rows.",
