@@ -773,9 +773,7 @@ def main():
             subprocess.run(f"source {ROOT}/tests/s3/rgw.sh && rgw_stop {rgw_dir}", shell=True, executable="/bin/bash")
         reap_all()
         shutil.rmtree(home, ignore_errors=True)
-    results = merged(previous, results)
-    with open(results_path, "w") as f:
-        json.dump(results, f, indent=1)
+    results = merged(previous, results)  # as written after the last workload
     report(results, os.path.join(ROOT, "BENCHMARKS.md"), os.path.join(ROOT, "bench/throughput.png"))
     log("wrote BENCHMARKS.md and bench/throughput.png")
 
