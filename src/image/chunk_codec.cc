@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstring>
 
 #include "storage/byte_io.h"
 
@@ -34,20 +33,6 @@ class AppendingSink : public storage::ByteSink {
 
  private:
   std::string* out_;
-};
-
-class ViewSource : public storage::ByteSource {
- public:
-  explicit ViewSource(std::string_view data) : data_(data) {}
-  Result<size_t> Read(void* out, size_t size) override {
-    size_t n = std::min(size, data_.size());
-    std::memcpy(out, data_.data(), n);
-    data_.remove_prefix(n);
-    return n;
-  }
-
- private:
-  std::string_view data_;
 };
 
 std::string Header(Codec codec) { return std::string(kMagic, 4) + LetterOf(codec); }
@@ -86,18 +71,14 @@ Result<std::string_view> DecodeChunk(std::string_view stored, uint64_t raw_bytes
       return AbortedError("stored chunk is longer than its index says");
     return stored;
   }
-  auto source = DecompressingSource(known->codec, std::make_unique<ViewSource>(stored));
+  // One byte more: a chunk that decodes longer is refused. The buffer only grows: sized down and
+  // up again for every chunk, a string zeroes what it grows by.
   std::string& out = *decoded;
-  out.resize(raw_bytes + 1);  // one more: a chunk that decodes longer is refused
-  size_t got = 0;
-  while (got < out.size()) {
-    CEDANA_ASSIGN_OR_RETURN(size_t n, source->Read(out.data() + got, out.size() - got));
-    if (n == 0) break;
-    got += n;
-  }
+  if (out.size() < raw_bytes + 1) out.resize(raw_bytes + 1);
+  CEDANA_ASSIGN_OR_RETURN(size_t got,
+                          DecompressInto(known->codec, stored, out.data(), raw_bytes + 1));
   if (got > raw_bytes) return AbortedError("stored chunk decodes longer than its index says");
-  out.resize(got);
-  return std::string_view(out);
+  return std::string_view(out.data(), got);
 }
 
 }  // namespace cedana::image

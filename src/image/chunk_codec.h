@@ -15,10 +15,10 @@ namespace cedana::image {
 // The stored form of `raw` with `codec` at `level`.
 Result<std::string> EncodeChunk(std::string_view raw, Codec codec, int level);
 
-// The chunk's bytes back: a view into `stored` for a chunk stored raw, else into `*decoded`,
-// which holds them (its memory is reused from call to call). kAborted for a header or frame
-// that is not a chunk's, or for more than `raw_bytes` bytes (a restore then never holds more
-// than the index promised).
+// The chunk's bytes back: a view into `stored` for a chunk stored raw, else into `*decoded`'s
+// memory (reused from call to call, and only grown: it may be longer than the view). kAborted for a
+// header or frame that is not a chunk's, or for more than `raw_bytes` bytes (a restore then never
+// holds more than the index promised).
 Result<std::string_view> DecodeChunk(std::string_view stored, uint64_t raw_bytes,
                                      std::string* decoded);
 

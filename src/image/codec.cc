@@ -1,6 +1,7 @@
 #include "image/codec.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -34,6 +35,44 @@ std::unique_ptr<storage::ByteSource> DecompressingSource(Codec codec,
     case Codec::kZstd: return internal::ZstdSource(std::move(in));
   }
   return in;
+}
+
+namespace {
+
+class MemorySource : public storage::ByteSource {
+ public:
+  explicit MemorySource(std::string_view data) : data_(data) {}
+  Result<size_t> Read(void* out, size_t size) override {
+    size_t n = std::min(size, data_.size());
+    std::memcpy(out, data_.data(), n);
+    data_.remove_prefix(n);
+    return n;
+  }
+
+ private:
+  std::string_view data_;
+};
+
+}  // namespace
+
+Result<size_t> DecompressInto(Codec codec, std::string_view compressed, char* out,
+                              size_t capacity) {
+  switch (codec) {
+    case Codec::kLz4: return internal::Lz4DecompressInto(compressed, out, capacity);
+    case Codec::kZstd: return internal::ZstdDecompressInto(compressed, out, capacity);
+    case Codec::kNone:
+    case Codec::kGzip: break;
+  }
+  // gzip through its source: inflating costs far more than the source's buffer (and the
+  // members of a stream need the source's handling anyway).
+  auto source = DecompressingSource(codec, std::make_unique<MemorySource>(compressed));
+  size_t got = 0;
+  while (got < capacity) {
+    CEDANA_ASSIGN_OR_RETURN(size_t n, source->Read(out + got, capacity - got));
+    if (n == 0) break;
+    got += n;
+  }
+  return got;
 }
 
 namespace internal {

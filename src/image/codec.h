@@ -28,4 +28,12 @@ int CodecLevel(Codec codec, int lz4_acceleration);
 std::unique_ptr<storage::ByteSource> DecompressingSource(Codec codec,
                                                          std::unique_ptr<storage::ByteSource> in);
 
+// The frames in `compressed`, already in memory, decoded into out[0, capacity) in one call: the
+// bytes they hold, or `capacity` when they hold that many or more (the rest is not decoded; a
+// caller that must refuse longer data passes one byte more than it expects). Errors as
+// DecompressingSource's. Unlike a source, it neither allocates an input buffer nor copies the
+// input into one, and lz4 and zstd decode straight into `out`: what a deduplicated restore does
+// for every chunk, a thousand times per GiB.
+Result<size_t> DecompressInto(Codec codec, std::string_view compressed, char* out, size_t capacity);
+
 }  // namespace cedana::image

@@ -52,6 +52,8 @@ std::unique_ptr<storage::ByteSink> GzipSink(std::unique_ptr<storage::ByteSink> o
 std::unique_ptr<storage::ByteSource> GzipSource(std::unique_ptr<storage::ByteSource> in);
 std::unique_ptr<storage::ByteSink> Lz4Sink(std::unique_ptr<storage::ByteSink> out, int level);
 std::unique_ptr<storage::ByteSource> Lz4Source(std::unique_ptr<storage::ByteSource> in);
+Result<size_t> Lz4DecompressInto(std::string_view in, char* out, size_t capacity);
+Result<size_t> ZstdDecompressInto(std::string_view in, char* out, size_t capacity);
 std::unique_ptr<storage::ByteSink> ZstdSink(std::unique_ptr<storage::ByteSink> out, int level);
 std::unique_ptr<storage::ByteSource> ZstdSource(std::unique_ptr<storage::ByteSource> in);
 

@@ -145,6 +145,29 @@ class Lz4Decompressor : public storage::ByteSource {
 
 }  // namespace
 
+Result<size_t> Lz4DecompressInto(std::string_view in, char* out, size_t capacity) {
+  LZ4F_dctx* dctx = nullptr;
+  if (LZ4F_isError(LZ4F_createDecompressionContext(&dctx, LZ4F_VERSION)))
+    return InternalError("lz4: cannot create decompression context");
+  std::unique_ptr<LZ4F_dctx, decltype(&LZ4F_freeDecompressionContext)> owned(
+      dctx, LZ4F_freeDecompressionContext);
+  size_t got = 0;
+  bool in_frame = false;
+  while (!in.empty() && got < capacity) {
+    size_t dst = capacity - got;
+    size_t src = in.size();
+    size_t rc = LZ4F_decompress(dctx, out + got, &dst, in.data(), &src, nullptr);
+    if (LZ4F_isError(rc)) return CorruptError("lz4", LZ4F_getErrorName(rc));
+    got += dst;
+    in.remove_prefix(src);
+    in_frame = rc != 0;
+    if (src == 0 && dst == 0) break;  // no progress: the frame cannot go on
+  }
+  if (got == capacity) return got;
+  if (in_frame) return CorruptError("lz4", "truncated frame");
+  return got;
+}
+
 std::unique_ptr<storage::ByteSink> Lz4Sink(std::unique_ptr<storage::ByteSink> out, int level) {
   return std::make_unique<Lz4Compressor>(std::move(out), level);
 }

@@ -37,6 +37,15 @@ Result<std::string> Decompress(Codec codec, std::string stored, size_t max_read 
   }
 }
 
+// DecompressInto with room for `capacity` bytes, what it decoded as a string.
+Result<std::string> DecompressIntoString(Codec codec, const std::string& stored, size_t capacity) {
+  std::string out(capacity, '\0');
+  CEDANA_ASSIGN_OR_RETURN(size_t n, DecompressInto(codec, stored, out.data(), capacity));
+  if (n > capacity) return InternalError("more bytes than the capacity");
+  out.resize(n);
+  return out;
+}
+
 TEST(ParseCodecTest, Names) {
   const std::pair<const char*, Codec> cases[] = {
       {"none", Codec::kNone}, {"gzip", Codec::kGzip}, {"lz4", Codec::kLz4}, {"zstd", Codec::kZstd}};
@@ -119,6 +128,50 @@ TEST_P(CodecTest, ReadableByTheCommandLineTool) {
   ASSERT_TRUE(fs::WriteFileAtomic(tmp.Sub("s"), Compress(GetParam(), data)).ok());
   std::string out = testing::RunCommand(std::string(tool) + " -dc < " + tmp.Sub("s"));
   EXPECT_TRUE(out == data) << tool << " gave " << out.size() << " bytes";
+}
+
+// Decoding a whole frame in memory gives what the source gives, and refuses what it refuses.
+TEST_P(CodecTest, DecompressIntoReadsWhatTheSourceReads) {
+  const std::string inputs[] = {"x", RandomBytes(3 << 20, 1), CompressibleBytes(5 << 20)};
+  for (const std::string& data : inputs) {
+    std::string stored = Compress(GetParam(), data, 333333);
+    auto back = DecompressIntoString(GetParam(), stored, data.size() + 1);
+    ASSERT_TRUE(back.has_value()) << back.error().ToString();
+    EXPECT_TRUE(*back == data) << "size " << data.size();
+  }
+  std::string a = CompressibleBytes(200000);
+  std::string b = RandomBytes(70000, 2);
+  auto both = DecompressIntoString(GetParam(), Compress(GetParam(), a) + Compress(GetParam(), b),
+                                   a.size() + b.size());
+  ASSERT_TRUE(both.has_value()) << both.error().ToString();
+  EXPECT_TRUE(*both == a + b) << "concatenated frames";
+  if (GetParam() == Codec::kNone) return;
+  std::string stored = Compress(GetParam(), RandomBytes(300000, 3));
+  for (size_t keep : {stored.size() - 1, stored.size() / 2, size_t{5}}) {
+    auto cut = DecompressIntoString(GetParam(), stored.substr(0, keep), 300001);
+    EXPECT_EQ(cut.error().code(), Code::kAborted) << "kept " << keep;
+  }
+  std::string garbled = Compress(GetParam(), CompressibleBytes(10000));
+  garbled[0] ^= 0x5a;
+  auto bad = DecompressIntoString(GetParam(), garbled, 10001);
+  ASSERT_EQ(bad.error().code(), Code::kAborted);
+  EXPECT_NE(bad.error().message().find(CodecName(GetParam())), std::string::npos)
+      << bad.error().message();
+  auto trailing = DecompressIntoString(GetParam(), Compress(GetParam(), "abc") + "garbage", 10);
+  EXPECT_EQ(trailing.error().code(), Code::kAborted);
+}
+
+// Data longer than the room given is not an error: the answer is the capacity, which a caller
+// that passed one byte more than it expects refuses.
+TEST_P(CodecTest, DecompressIntoStopsAtTheCapacity) {
+  const std::string data = CompressibleBytes(1 << 20) + RandomBytes(100000, 6);
+  const std::string stored = Compress(GetParam(), data);
+  for (size_t capacity : {data.size(), data.size() - 1, size_t{4096}}) {
+    std::string out(capacity, '\0');
+    auto n = DecompressInto(GetParam(), stored, out.data(), capacity);
+    ASSERT_TRUE(n.has_value()) << n.error().ToString() << " capacity " << capacity;
+    EXPECT_EQ(*n, capacity);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllCodecs, CodecTest,

@@ -1,6 +1,7 @@
 // zstd codec: zstd frames through the streaming API (ZSTD_compressStream2 and
 // ZSTD_decompressStream), readable by the `zstd` command-line tool.
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include <algorithm>
 #include <string>
@@ -116,6 +117,14 @@ class ZstdDecompressor : public storage::ByteSource {
 };
 
 }  // namespace
+
+Result<size_t> ZstdDecompressInto(std::string_view in, char* out, size_t capacity) {
+  if (in.empty()) return size_t{0};  // as the source: no frame, no bytes
+  size_t rc = ZSTD_decompress(out, capacity, in.data(), in.size());
+  if (ZSTD_getErrorCode(rc) == ZSTD_error_dstSize_tooSmall) return capacity;
+  if (ZSTD_isError(rc)) return CorruptError("zstd", ZSTD_getErrorName(rc));
+  return rc;
+}
 
 std::unique_ptr<storage::ByteSink> ZstdSink(std::unique_ptr<storage::ByteSink> out, int level) {
   return std::make_unique<ZstdCompressor>(std::move(out), level);
