@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <deque>
 #include <future>
 #include <vector>
@@ -40,6 +41,11 @@ constexpr size_t kChecksPerImage = 4;
 // Descriptors left for everything else the daemon has open when an image's chunk files are
 // held open (twice over while CRIU is handed copies of them).
 constexpr size_t kSpareDescriptors = 1024;
+
+// Threads that open an image's chunk files and read their headers before CRIU may read them in
+// place, each a cold read of a small file: one after another, 1,088 files (1 GiB) took 0.09-0.12
+// s, eight at once 0.04 s (restores 0.93 s against 1.07 s, medians of 4 alternating pairs).
+constexpr size_t kOpeners = 8;
 
 // `size` bytes from the start of `fd` into `*into` (fewer where the file ends).
 Status ReadWhole(int fd, size_t size, std::string* into) {
@@ -182,6 +188,20 @@ Status DirectChunkUnpack::SendChunks(const ChunkedFile& file, int pipe_fd) {
   return OkStatus();
 }
 
+std::optional<UniqueFd> DirectChunkUnpack::OpenRawChunk(const ChunkEntry& chunk) {
+  // A chunk that cannot be opened here goes through the pipe, whose read reports why.
+  auto fd = store_.OpenChunk({ref_.owner, ref_.label, chunk.digest});
+  if (!fd.has_value() || !*fd) return std::nullopt;
+  struct stat st {};
+  char header[kChunkHeaderBytes];
+  if (::fstat((*fd)->get(), &st) != 0 ||
+      static_cast<uint64_t>(st.st_size) != MaxStoredChunkBytes(chunk.raw_bytes) ||
+      ::pread((*fd)->get(), header, sizeof header, 0) != static_cast<ssize_t>(sizeof header) ||
+      !StoredRaw(std::string_view(header, sizeof header)))
+    return std::nullopt;
+  return std::move(**fd);
+}
+
 std::optional<std::vector<UniqueFd>> DirectChunkUnpack::OpenRawChunks(const ChunkedFile& file) {
   using Files = std::optional<std::vector<UniqueFd>>;
   rlimit limit{};
@@ -189,21 +209,25 @@ std::optional<std::vector<UniqueFd>> DirectChunkUnpack::OpenRawChunks(const Chun
       ::getrlimit(RLIMIT_NOFILE, &limit) != 0 ||
       2 * file.chunks.size() + kSpareDescriptors > limit.rlim_cur)
     return Files();
-  std::vector<UniqueFd> files;
-  files.reserve(file.chunks.size());
-  for (const ChunkEntry& chunk : file.chunks) {
-    // A chunk that cannot be opened here goes through the pipe, whose read reports why.
-    auto fd = store_.OpenChunk({ref_.owner, ref_.label, chunk.digest});
-    if (!fd.has_value() || !*fd) return Files();
-    struct stat st {};
-    char header[kChunkHeaderBytes];
-    if (::fstat((*fd)->get(), &st) != 0 ||
-        static_cast<uint64_t>(st.st_size) != MaxStoredChunkBytes(chunk.raw_bytes) ||
-        ::pread((*fd)->get(), header, sizeof header, 0) != static_cast<ssize_t>(sizeof header) ||
-        !StoredRaw(std::string_view(header, sizeof header)))
-      return Files();
-    files.push_back(std::move(**fd));
-  }
+  std::vector<UniqueFd> files(file.chunks.size());
+  std::atomic<bool> all_raw{true};
+  std::atomic<size_t> next{0};
+  auto open_some = [&] {
+    for (size_t i = next++; i < files.size() && all_raw; i = next++) {
+      std::optional<UniqueFd> fd = OpenRawChunk(file.chunks[i]);
+      if (!fd) {
+        all_raw = false;
+        return;
+      }
+      files[i] = std::move(*fd);
+    }
+  };
+  // The threads inherit this thread's file-system identity (the store's owner).
+  std::vector<std::thread> openers;
+  for (size_t t = 1; t < std::min(kOpeners, files.size()); ++t) openers.emplace_back(open_some);
+  open_some();
+  for (std::thread& t : openers) t.join();
+  if (!all_raw) return Files();
   return Files(std::move(files));
 }
 

@@ -61,6 +61,8 @@ class DirectChunkUnpack : public DirectRestoreSource {
   Status SendChunks(const ChunkedFile& file, int pipe_fd);
   // The chunk files of `file`, open, if every one is stored raw at the size its entry says.
   std::optional<std::vector<UniqueFd>> OpenRawChunks(const ChunkedFile& file);
+  // One chunk's file, open, if it is stored raw at the size `chunk` says.
+  std::optional<UniqueFd> OpenRawChunk(const ChunkEntry& chunk);
   // Checks chunks first, first + kChecksPerImage, ... of `file`, read from `files` (its chunk
   // files), as ReadVerifiedChunk does.
   void VerifyInPlace(const ChunkedFile& file, const std::vector<UniqueFd>& files, size_t first);
