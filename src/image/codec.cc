@@ -63,8 +63,7 @@ Result<size_t> DecompressInto(Codec codec, std::string_view compressed, char* ou
     case Codec::kNone:
     case Codec::kGzip: break;
   }
-  // gzip through its source: inflating costs far more than the source's buffer (and the
-  // members of a stream need the source's handling anyway).
+  // gzip through its source: inflating costs far more than the source's buffer.
   auto source = DecompressingSource(codec, std::make_unique<MemorySource>(compressed));
   size_t got = 0;
   while (got < capacity) {

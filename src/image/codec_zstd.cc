@@ -1,5 +1,6 @@
 // zstd codec: zstd frames through the streaming API (ZSTD_compressStream2 and
-// ZSTD_decompressStream), readable by the `zstd` command-line tool.
+// ZSTD_decompressStream), readable by the `zstd` command-line tool; frames already in memory
+// decoded in one call (ZSTD_decompress).
 #include <zstd.h>
 #include <zstd_errors.h>
 

@@ -27,7 +27,7 @@ namespace {
 
 // Chunks read (and verified) ahead of the one being written to CRIU: a store's latency and the
 // digest then overlap CRIU's copy into the process. At most 4 MiB each. Reading a chunk file
-// from a cold cache took this VM 0.3-3.7 ms; with 4 ahead CRIU waited for chunks 0.3 s of a
+// from a cold cache took this VM 0.3-3.7 ms; with 4 ahead the send waited for chunks 0.3 s of a
 // 1 GiB restore, with 8 0.1 s (1.43 s against 1.63 s, medians of 4 alternating pairs); 12 were
 // no faster.
 constexpr size_t kChunksAhead = 8;
