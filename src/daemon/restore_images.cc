@@ -19,10 +19,10 @@ namespace {
 // busy. A deduplicated checkpoint's compressed chunks, each decoded as CRIU asks for it and sent
 // through a pipe, then restore slower than an images dir unpacked first: 1 GiB of typical data
 // in 8 processes on 2 cores, lz4 x4, 6 alternating pairs, caches dropped: 1.42 s direct against
-// 1.16 s, medians; with the chunks decoded in place and eight read ahead, 4 pairs: 1.27 s against
-// 1.15 s. From streams, whose threads unpack at their own pace, direct is as fast or
-// faster (lz4 x4 0.79 against 1.04 s, zstd x4 0.96/0.97, gzip x4 2.33/2.35): those stay direct.
-// Counted from the heads (pagemap-<id>.img, one per process with memory).
+// 1.16 s, medians; with the chunks decoded straight into their buffers and eight read ahead,
+// 4 pairs: 1.27 s against 1.15 s. From streams, whose threads unpack at their own pace, direct is
+// as fast or faster (lz4 x4 0.79 against 1.04 s, zstd x4 0.96/0.97, gzip x4 2.33/2.35): those stay
+// direct. Counted from the heads (pagemap-<id>.img, one per process with memory).
 bool CriuUsesEveryCore(const std::string& images_dir) {
   auto names = fs::ListDir(images_dir);
   if (!names.has_value()) return false;

@@ -210,24 +210,19 @@ std::optional<std::vector<UniqueFd>> DirectChunkUnpack::OpenRawChunks(const Chun
       2 * file.chunks.size() + kSpareDescriptors > limit.rlim_cur)
     return Files();
   std::vector<UniqueFd> files(file.chunks.size());
-  std::atomic<bool> all_raw{true};
   std::atomic<size_t> next{0};
-  auto open_some = [&] {
-    for (size_t i = next++; i < files.size() && all_raw; i = next++) {
+  // The threads inherit this thread's file-system identity (the store's owner). The first chunk
+  // not stored raw stops them all: the image then goes through the pipe.
+  StreamGroup group([&file](int i) { return fmt::format("chunk opener {} of {}", i, file.name); });
+  Status opened = group.Run(static_cast<int>(std::min(kOpeners, files.size())), [&](int) {
+    for (size_t i = next++; i < files.size() && !group.cancelled(); i = next++) {
       std::optional<UniqueFd> fd = OpenRawChunk(file.chunks[i]);
-      if (!fd) {
-        all_raw = false;
-        return;
-      }
+      if (!fd) return FailedPreconditionError("a chunk is not stored raw");
       files[i] = std::move(*fd);
     }
-  };
-  // The threads inherit this thread's file-system identity (the store's owner).
-  std::vector<std::thread> openers;
-  for (size_t t = 1; t < std::min(kOpeners, files.size()); ++t) openers.emplace_back(open_some);
-  open_some();
-  for (std::thread& t : openers) t.join();
-  if (!all_raw) return Files();
+    return OkStatus();
+  });
+  if (!opened.ok()) return Files();
   return Files(std::move(files));
 }
 
